@@ -1,0 +1,56 @@
+"""The project's own exception types.
+
+Every error a user can cause is an :class:`InputError` (CLI exit code 2). Messages say what was
+expected, what was got and where. A negative answer (e.g. an infeasible configuration) is not an
+error: it is a result with a status, and the CLI exits 1 for it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class AccelkbError(Exception):
+    """Base class of every exception accelkb raises on purpose."""
+
+
+class InputError(AccelkbError):
+    """Bad user input: a file, a name, a parameter. The CLI reports it and exits 2."""
+
+
+class ValidationError(InputError):
+    """Knowledge that fails validation. ``violations`` lists every problem found, not just the first.
+
+    Examples
+    --------
+    >>> e = ValidationError("2 violations", ["a", "b"])
+    >>> e.violations
+    ['a', 'b']
+    """
+
+    def __init__(self, message: str, violations: list[str] | None = None) -> None:
+        self.violations = list(violations or [])
+        text = message
+        if self.violations:
+            text += "\n" + "\n".join(f"  - {v}" for v in self.violations)
+        super().__init__(text)
+
+
+class UnknownNameError(InputError):
+    """A short name (chip, system, model, workload) that the knowledge base does not know.
+
+    Examples
+    --------
+    >>> str(UnknownNameError("system", "ipu-pod46", ["ipu-pod16", "ipu-pod64", "dgx-a100"]))
+    "unknown system 'ipu-pod46'; closest known: ipu-pod64, ipu-pod16"
+    """
+
+    def __init__(self, kind: str, name: str, known: Iterable[str]) -> None:
+        self.kind = kind
+        self.name = name
+        known = sorted(set(known))
+        self.suggestions = difflib.get_close_matches(name, known, n=5, cutoff=0.4)
+        hint = ", ".join(self.suggestions) if self.suggestions else ", ".join(known[:12])
+        label = "closest known" if self.suggestions else "known"
+        super().__init__(f"unknown {kind} '{name}'; {label}: {hint}")

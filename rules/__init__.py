@@ -1,0 +1,1 @@
+"""accelkb.rules"""
