@@ -1,0 +1,181 @@
+"""Frozen input specifications for the performance model: chips, memory tiers, networks, models.
+
+These are the contract with the knowledge-base adapter (``perf/from_kb.py``), which fills them
+from the ontology. Every number is in SI base units (bytes, FLOP/s, bytes/s, seconds, watts).
+Hardware numbers never appear in perf code: they arrive through these specs.
+
+Examples
+--------
+>>> tier = MemoryTierSpec(kind="hbm", capacity_bytes=80e9, bandwidth_bytes_per_s=2.0e12)
+>>> chip = ChipSpec(name="demo", peak_flops={"bf16": 3.0e14}, memory_tiers=[tier], tdp_watts=400.0)
+>>> node = NetworkLevelSpec(name="node", group_chips=8, bandwidth_bytes_per_s_per_chip=3e11,
+...                         latency_s=5e-6, topology="switch")
+>>> system = SystemSpec(name="demo-8", chip=chip, chips=8, levels=[node])
+>>> system.with_chips(64).levels[-1].group_chips
+64
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from accelkb.errors import InputError
+
+TierKind = Literal["sram", "hbm", "ddr", "streaming"]
+Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8"]
+Topology = Literal["full", "switch", "torus", "ring", "dragonfly", "mesh"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class MemoryTierSpec(_Frozen):
+    """One memory tier of one chip (SRAM on die, HBM, DDR, or IPU streaming memory)."""
+
+    kind: TierKind = Field(description="tier kind: sram, hbm, ddr or streaming (off-chip DDR "
+                           "reached through the host or gateway, as on IPU-POD)")
+    capacity_bytes: float = Field(ge=0, description="capacity of this tier per chip, bytes")
+    bandwidth_bytes_per_s: float = Field(
+        gt=0, description="peak bandwidth between this tier and the chip's compute, per chip, "
+        "bytes/s"
+    )
+
+
+class ChipSpec(_Frozen):
+    """One accelerator chip: peak dense throughput per precision, memory tiers and power."""
+
+    name: str = Field(description="short name of the chip, e.g. 'a100-sxm4-80gb'")
+    peak_flops: dict[str, float] = Field(
+        description="dense peak per precision, FLOP/s (OP/s for int8); keys among fp32, tf32, "
+        "fp16, bf16, fp8, int8"
+    )
+    memory_tiers: list[MemoryTierSpec] = Field(
+        description="memory tiers of one chip, fastest first (e.g. sram, hbm, ddr)"
+    )
+    tdp_watts: float | None = Field(default=None, description="thermal design power per chip, W")
+    source_note: str = Field(default="", description="where the numbers come from (free text)")
+
+    @model_validator(mode="after")
+    def _check(self) -> ChipSpec:
+        allowed = {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
+        bad = sorted(set(self.peak_flops) - allowed)
+        if bad:
+            raise ValueError(f"expected peak_flops keys among {sorted(allowed)}, got {bad}")
+        if not self.peak_flops:
+            raise ValueError("expected at least one peak_flops entry, got none")
+        if any(v <= 0 for v in self.peak_flops.values()):
+            raise ValueError(f"expected positive peak_flops, got {self.peak_flops}")
+        if not self.memory_tiers:
+            raise ValueError("expected at least one memory tier, got none")
+        return self
+
+    def tier(self, kind: str) -> MemoryTierSpec | None:
+        """Return the first tier of ``kind``, or None when the chip has none."""
+        for t in self.memory_tiers:
+            if t.kind == kind:
+                return t
+        return None
+
+
+class NetworkLevelSpec(_Frozen):
+    """One level of the interconnect hierarchy (node, pod, cluster), innermost first."""
+
+    name: str = Field(description="name of the level, e.g. 'nvlink', 'infiniband', 'c2c'")
+    group_chips: int = Field(
+        ge=1, description="chips inside one group at this level (8 for a DGX node, 4 for an "
+        "IPU-M2000, 8 for a GroqNode, all chips for the outermost level)"
+    )
+    bandwidth_bytes_per_s_per_chip: float = Field(
+        gt=0, description="per direction, what one chip can inject at this level, bytes/s"
+    )
+    latency_s: float = Field(ge=0, description="latency per hop or message at this level, s")
+    topology: Topology = Field(description="topology of this level")
+    max_hops: int = Field(default=1, ge=1, description="largest hop count between two chips "
+                          "of one group at this level (network diameter)")
+
+
+class SystemSpec(_Frozen):
+    """A system: ``chips`` copies of one chip joined by a hierarchy of network levels."""
+
+    name: str = Field(description="short name of the system, e.g. 'dgx-a100-superpod'")
+    chip: ChipSpec = Field(description="the chip every position holds")
+    chips: int = Field(ge=1, description="number of chips in the system")
+    levels: list[NetworkLevelSpec] = Field(description="network levels, innermost first")
+    host_bandwidth_bytes_per_s_per_chip: float | None = Field(
+        default=None, description="host (CPU) link bandwidth per chip for offload, bytes/s"
+    )
+    power_watts_per_chip: float | None = Field(
+        default=None, description="wall power share per chip including host and network if "
+        "known; None means use the chip's TDP"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> SystemSpec:
+        if not self.levels:
+            raise ValueError("expected at least one network level, got none")
+        return self
+
+    def with_chips(self, n: int) -> SystemSpec:
+        """Return a copy of this system scaled to ``n`` chips.
+
+        Levels whose group is at least as large as ``n`` are kept and the outermost of them is
+        resized to ``n``; the outermost level is resized to ``n`` when ``n`` is larger.
+
+        Raises
+        ------
+        InputError
+            If ``n`` is not a positive integer.
+        """
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise InputError(f"expected a positive chip count, got {n!r}")
+        kept: list[NetworkLevelSpec] = []
+        for lvl in self.levels:
+            if lvl.group_chips >= n:
+                kept.append(lvl.model_copy(update={"group_chips": n}))
+                break
+            kept.append(lvl)
+        else:
+            kept[-1] = kept[-1].model_copy(update={"group_chips": n})
+        return self.model_copy(update={"chips": n, "levels": kept})
+
+    @property
+    def watts_per_chip(self) -> float | None:
+        """Wall power share per chip if known, else the chip TDP, else None."""
+        return self.power_watts_per_chip if self.power_watts_per_chip is not None \
+            else self.chip.tdp_watts
+
+
+class ModelSpec(_Frozen):
+    """A decoder-only transformer shape (GPT, Llama) or encoder (BERT) for estimates."""
+
+    name: str = Field(description="short name of the model, e.g. 'gpt3-175b'")
+    layers: int = Field(ge=1, description="number of transformer layers")
+    hidden: int = Field(ge=1, description="hidden size h")
+    heads: int = Field(ge=1, description="attention (query) heads a")
+    kv_heads: int = Field(ge=1, description="key/value heads (grouped-query attention); = heads "
+                          "for multi-head attention")
+    ffn_hidden: int = Field(ge=1, description="MLP inner size (per branch for a gated MLP)")
+    vocab: int = Field(ge=1, description="vocabulary size V")
+    seq_len: int = Field(ge=1, description="training/context sequence length s")
+    gated_mlp: bool = Field(description="True for a gated MLP (SwiGLU: three matrices), False "
+                            "for a plain two-matrix MLP")
+    tied_embeddings: bool = Field(default=False, description="output layer shares the input "
+                                  "embedding matrix")
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelSpec:
+        if self.hidden % self.heads:
+            raise ValueError(f"expected hidden divisible by heads, got hidden={self.hidden}, "
+                             f"heads={self.heads}")
+        if self.heads % self.kv_heads:
+            raise ValueError(f"expected heads divisible by kv_heads, got heads={self.heads}, "
+                             f"kv_heads={self.kv_heads}")
+        return self
+
+    @property
+    def head_dim(self) -> int:
+        """Size of one attention head, hidden / heads."""
+        return self.hidden // self.heads
