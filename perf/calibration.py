@@ -1,0 +1,51 @@
+"""Calibration constants: data with a documented fit, loaded from ``perf/data/calibration.json``.
+
+Examples
+--------
+>>> cal = load_calibration()
+>>> 0 < cal.matmul_efficiency <= 1
+True
+>>> cal.model_copy(update={"matmul_efficiency": 0.5}).matmul_efficiency
+0.5
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Calibration(BaseModel):
+    """The few global constants of the model (see calibration.json for each fit and error)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    matmul_efficiency: float = Field(gt=0, le=1, description="achieved fraction of dense peak "
+                                     "for large matrix multiplies")
+    memory_efficiency: float = Field(gt=0, le=1, description="achieved fraction of memory-tier "
+                                     "bandwidth for streaming operations")
+    kernel_overhead_s: float = Field(ge=0, description="fixed time per operation, s")
+    link_efficiency: float = Field(gt=0, le=1, description="achieved fraction of network "
+                                   "injection bandwidth in collectives")
+    collective_step_latency_s: float = Field(ge=0, description="software time per collective "
+                                             "algorithm step, s")
+    idle_power_fraction: float = Field(ge=0, le=1, description="idle power as a fraction of "
+                                       "full chip power")
+
+
+def calibration_document() -> dict[str, dict[str, object]]:
+    """Return the calibration file as a dict: per constant its value, meaning, fit and error."""
+    text = resources.files("accelkb.perf").joinpath("data/calibration.json").read_text("utf-8")
+    data: dict[str, dict[str, object]] = json.loads(text)
+    return data
+
+
+@lru_cache(maxsize=1)
+def load_calibration() -> Calibration:
+    """Load the fitted constants (cached; the object is frozen)."""
+    doc = calibration_document()
+    values = {k: v["value"] for k, v in doc.items() if not k.startswith("_")}
+    return Calibration.model_validate(values)

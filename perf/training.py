@@ -1,0 +1,288 @@
+"""Training step time: compute, exposed communication, pipeline bubble, optimizer, offload.
+
+One step of ``microbatches = global_batch / (dp x micro_batch)`` micro-batches on a
+``tp x pp x dp`` grid (tensor parallel innermost, then pipeline, then data parallel):
+
+``step = (microbatches + (pp - 1) / v) x t_mb + exposed_dp + optimizer + offload``
+
+where ``t_mb`` is the slowest (last) stage's forward + backward (+ recompute) time for one
+micro-batch, including its exposed tensor-parallel collectives and pipeline point-to-point
+transfers, and ``(pp - 1) / v x t_mb`` is the 1F1B (interleaved: ``v`` chunks) bubble.
+
+Examples
+--------
+>>> from accelkb.perf.specs import ModelSpec
+>>> cfg = TrainingConfig(tp=8, pp=1, dp=1, micro_batch=4, global_batch=4)
+>>> cfg.recompute
+'none'
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from accelkb.errors import InputError
+
+from .calibration import Calibration
+from .collectives import collective_time
+from .compute import (
+    layer_forward_ops,
+    logits_ops,
+    ops_time,
+    peak_for,
+    recompute_ops,
+)
+from .memory import (
+    activation_bytes,
+    model_state_bytes,
+    place,
+    stage_params,
+    tier_totals,
+)
+from .shapes import BYTES_PER, model_flops_per_token, training_flops_per_token
+from .specs import MemoryTierSpec, ModelSpec, SystemSpec
+
+
+class TrainingConfig(BaseModel):
+    """Parallel layout and options of one training run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tp: int = Field(default=1, ge=1, description="tensor-parallel degree")
+    pp: int = Field(default=1, ge=1, description="pipeline-parallel degree")
+    dp: int | None = Field(default=None, ge=1, description="data-parallel degree; None: the "
+                           "system's chips / (tp x pp)")
+    micro_batch: int = Field(default=1, ge=1, description="sequences per micro-batch")
+    global_batch: int = Field(default=1, ge=1, description="sequences per optimizer step")
+    interleave: int = Field(default=1, ge=1, description="model chunks per pipeline stage "
+                            "(interleaved 1F1B); 1 = plain 1F1B")
+    recompute: Literal["none", "selective", "full"] = Field(
+        default="none", description="activation recomputation")
+    sequence_parallel: bool = Field(default=False, description="split norm/dropout work and "
+                                    "activations over the tensor-parallel group")
+    zero: Literal[0, 1, 2, 3] = Field(default=0, description="ZeRO stage (0: plain data parallel)")
+    rts: bool = Field(default=False, description="replicated tensor sharding: optimizer state "
+                      "sharded over replicas (as ZeRO-1)")
+    dp_overlap: bool = Field(default=False, description="overlap data-parallel gradient "
+                             "communication with the backward pass")
+    fused_attention: bool = Field(default=False, description="FlashAttention-style fused kernel")
+    precision: Literal["fp32", "tf32", "fp16", "bf16", "fp8"] = Field(
+        default="bf16", description="matmul precision")
+    grad_bytes: float = Field(default=4.0, gt=0, description="bytes per gradient (4: fp32 "
+                              "accumulation and reduction as in Megatron; 2: 16-bit)")
+    offload_optimizer: bool = Field(default=False, description="keep the optimizer state in the "
+                                    "slowest memory tier (or on the host)")
+    seq_len: int | None = Field(default=None, ge=1, description="sequence length; None: the "
+                                "model's")
+
+
+class TrainingEstimate(BaseModel):
+    """Estimated training step: times, throughput, utilisation, memory and energy."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str = Field(description="model name")
+    system: str = Field(description="system name")
+    chips: int = Field(description="chips used (tp x pp x dp)")
+    config: TrainingConfig = Field(description="the configuration estimated")
+    step_time_s: float = Field(description="time of one optimizer step, s")
+    breakdown: dict[str, float] = Field(description="step time by component, s (sums to the "
+                                        "step time)")
+    tokens_per_s: float = Field(description="trained tokens per second, whole system")
+    model_flops_per_s_per_chip: float = Field(description="model FLOPs (no recompute) per "
+                                              "second per chip")
+    hardware_flops_per_s_per_chip: float = Field(description="executed FLOPs per second per "
+                                                 "chip (with recompute)")
+    mfu: float = Field(description="model FLOPs utilisation of dense peak")
+    hfu: float = Field(description="hardware FLOPs utilisation of dense peak")
+    memory_per_chip_bytes: dict[str, float] = Field(description="bytes per chip by memory tier")
+    memory_breakdown_bytes: dict[str, float] = Field(description="bytes per chip by category")
+    placement: dict[str, dict[str, float]] = Field(description="bytes per tier per category")
+    power_w: float | None = Field(description="average system power, W (None if unknown)")
+    energy_per_step_j: float | None = Field(description="energy of one step, J")
+    joules_per_token: float | None = Field(description="energy per trained token, J")
+    time_to_train_s: float | None = Field(default=None, description="time to train the "
+                                          "requested number of tokens, s")
+    energy_to_train_j: float | None = Field(default=None, description="energy to train the "
+                                            "requested number of tokens, J")
+
+
+def check_layout(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig) -> tuple[int, int]:
+    """Validate the layout; return (dp, microbatches per step).
+
+    Raises
+    ------
+    InputError
+        With "expected X, got Y" for every inconsistent choice.
+    """
+    if model.heads % cfg.tp:
+        raise InputError(f"expected tp to divide the {model.heads} attention heads of "
+                         f"'{model.name}', got tp={cfg.tp}")
+    if cfg.pp * cfg.interleave > model.layers:
+        raise InputError(f"expected pp x interleave <= {model.layers} layers, got "
+                         f"{cfg.pp} x {cfg.interleave}")
+    dp = cfg.dp if cfg.dp is not None else system.chips // (cfg.tp * cfg.pp)
+    if dp < 1:
+        raise InputError(f"expected tp x pp <= {system.chips} chips of '{system.name}', got "
+                         f"{cfg.tp} x {cfg.pp}")
+    chips = cfg.tp * cfg.pp * dp
+    if chips > system.chips:
+        raise InputError(f"expected tp x pp x dp <= {system.chips} chips of '{system.name}', got "
+                         f"{cfg.tp} x {cfg.pp} x {dp} = {chips}")
+    if cfg.global_batch % (dp * cfg.micro_batch):
+        raise InputError(f"expected global_batch divisible by dp x micro_batch = "
+                         f"{dp * cfg.micro_batch}, got {cfg.global_batch}")
+    m = cfg.global_batch // (dp * cfg.micro_batch)
+    if cfg.interleave > 1 and m % cfg.pp:
+        raise InputError(f"expected the {m} micro-batches per pipeline to be a multiple of "
+                         f"pp={cfg.pp} for the interleaved schedule, got {m}")
+    return dp, m
+
+
+def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Calibration,
+             train_tokens: float | None = None) -> TrainingEstimate:
+    """Estimate one training step of ``model`` on ``system`` with layout ``cfg``."""
+    dp, m = check_layout(model, system, cfg)
+    if cfg.seq_len is not None:
+        model = model.model_copy(update={"seq_len": cfg.seq_len})
+    chip, levels = system.chip, system.levels
+    tp, pp, v, mb, s = cfg.tp, cfg.pp, cfg.interleave, cfg.micro_batch, model.seq_len
+    sp = cfg.sequence_parallel and tp > 1
+    peak = peak_for(chip, cfg.precision)
+    e = float(BYTES_PER[cfg.precision])
+
+    # --- memory and placement -----------------------------------------------------------------
+    params = stage_params(model, tp, pp)
+    states = model_state_bytes(params, dp, 3 if cfg.zero == 3 else max(cfg.zero, int(cfg.rts)),
+                               weight_bytes=e, grad_bytes=cfg.grad_bytes)
+    acts = activation_bytes(model, mb, tp, pp, m, v, sp, cfg.recompute, cfg.fused_attention)
+    host_opt = cfg.offload_optimizer and len(chip.memory_tiers) == 1
+    items = [("activations", acts), ("weights", states["weights"]),
+             ("gradients", states["gradients"])]
+    if not host_opt:
+        items.append(("optimizer", states["optimizer"]))
+    if cfg.offload_optimizer and not host_opt:
+        fast = sum(t.capacity_bytes for t in chip.memory_tiers[:-1])
+        used = sum(b for _, b in items[:3])
+        items.insert(3, ("_reserved", max(0.0, fast - used)))
+    placement = place(items, chip)
+    placement = {k: {n: b for n, b in d.items() if n != "_reserved"} for k, d in placement.items()}
+    placement = {k: d for k, d in placement.items() if d}
+    tiers: dict[str, MemoryTierSpec] = {t.kind: t for t in chip.memory_tiers}
+    work_tier = next(iter(placement)) if placement else chip.memory_tiers[0].kind
+    bw = tiers[work_tier].bandwidth_bytes_per_s
+
+    # --- per micro-batch stage time -------------------------------------------------------------
+    fwd = layer_forward_ops(model, mb, s, s, tp, sp, cfg.precision, cfg.fused_attention)
+    t_f_layer = ops_time(fwd, peak, bw, cal)
+    t_b_layer = ops_time(fwd, peak, bw, cal, scale=2.0)
+    t_rc_layer = ops_time(recompute_ops(fwd, cfg.recompute), peak, bw, cal)
+    lg = logits_ops(model, mb * s, tp, cfg.precision)
+    t_logits = ops_time(lg, peak, bw, cal, scale=3.0)
+    layers = math.ceil(model.layers / pp)
+    compute_mb = layers * (t_f_layer + t_b_layer + t_rc_layer) + t_logits
+    recompute_mb = layers * t_rc_layer
+    act_msg = mb * s * model.hidden * e
+    tp_mb = 0.0
+    if tp > 1:
+        ar = collective_time("all_reduce", act_msg, tp, levels, cal)
+        n_ar = 4 + (2 if cfg.recompute == "full" else 0)
+        tp_mb = layers * n_ar * ar
+    pp_mb = 0.0
+    if pp > 1:
+        pp_mb = 2.0 * v * collective_time("p2p", act_msg / tp, 2, levels, cal, stride=tp)
+    t_mb = compute_mb + tp_mb + pp_mb
+    bubble = (pp - 1) / v * t_mb
+
+    # --- data parallel / ZeRO ------------------------------------------------------------------
+    stride = tp * pp
+    dp_t = 0.0
+    if dp > 1:
+        if cfg.zero == 3:
+            ag = collective_time("all_gather", params * e, dp, levels, cal, stride=stride)
+            rs = collective_time("reduce_scatter", params * cfg.grad_bytes, dp, levels, cal,
+                                 stride=stride)
+            dp_t = m * (2.0 * ag + rs)
+            window = m * compute_mb
+        else:
+            dp_t = collective_time("all_reduce", params * cfg.grad_bytes, dp, levels, cal,
+                                   stride=stride)
+            window = layers * t_b_layer
+        dp_exposed = max(0.0, dp_t - window) if cfg.dp_overlap else dp_t
+    else:
+        dp_exposed = 0.0
+
+    # --- optimizer step and offload -------------------------------------------------------------
+    shard = dp if (cfg.zero >= 1 or cfg.rts) else 1
+    opt_params = params / shard
+    opt_bytes = opt_params * (2 * 12.0 + cfg.grad_bytes + e)
+    offload = 0.0
+    if host_opt:
+        if system.host_bandwidth_bytes_per_s_per_chip is None:
+            raise InputError(f"expected a host bandwidth for optimizer offload on "
+                             f"'{system.name}', got none in the system spec")
+        offload = opt_params * (cfg.grad_bytes + e) / system.host_bandwidth_bytes_per_s_per_chip
+        opt_t = 0.0
+    else:
+        opt_tier = _tier_of(placement, "optimizer", work_tier)
+        opt_t = opt_bytes / (tiers[opt_tier].bandwidth_bytes_per_s * cal.memory_efficiency)
+    for tier_kind, content in placement.items():
+        if tier_kind == work_tier:
+            continue
+        tb = tiers[tier_kind].bandwidth_bytes_per_s * cal.memory_efficiency
+        offload += (2.0 * m * content.get("weights", 0.0) + 2.0 * content.get("gradients", 0.0)
+                    + 2.0 * content.get("activations", 0.0) * m) / tb
+
+    steady = m * t_mb
+    breakdown = {
+        "compute": m * (compute_mb - recompute_mb),
+        "recompute": m * recompute_mb,
+        "tensor_parallel_comm": m * tp_mb,
+        "pipeline_p2p": m * pp_mb,
+        "pipeline_bubble": bubble,
+        "data_parallel_comm": dp_exposed,
+        "optimizer": opt_t,
+        "offload": offload,
+    }
+    step = steady + bubble + dp_exposed + opt_t + offload
+    tokens = cfg.global_batch * s
+    chips = tp * pp * dp
+    mflops = model_flops_per_token(model) * tokens
+    hflops = training_flops_per_token(model, cfg.recompute) * tokens
+    power = _power(system, chips, cal, activity=(steady + bubble * 0.0) / step)
+    mem_cat = {"weights": states["weights"], "gradients": states["gradients"],
+               "optimizer": 0.0 if host_opt else states["optimizer"], "activations": acts}
+    return TrainingEstimate(
+        model=model.name, system=system.name, chips=chips, config=cfg, step_time_s=step,
+        breakdown=breakdown, tokens_per_s=tokens / step,
+        model_flops_per_s_per_chip=mflops / step / chips,
+        hardware_flops_per_s_per_chip=hflops / step / chips,
+        mfu=mflops / step / chips / peak, hfu=hflops / step / chips / peak,
+        memory_per_chip_bytes=tier_totals(placement), memory_breakdown_bytes=mem_cat,
+        placement=placement, power_w=power,
+        energy_per_step_j=None if power is None else power * step,
+        joules_per_token=None if power is None else power * step / tokens,
+        time_to_train_s=None if train_tokens is None else train_tokens / (tokens / step),
+        energy_to_train_j=None if (train_tokens is None or power is None)
+        else power * train_tokens / (tokens / step),
+    )
+
+
+def _tier_of(placement: dict[str, dict[str, float]], item: str, default: str) -> str:
+    best = default
+    for kind, content in placement.items():
+        if content.get(item, 0.0) > 0:
+            best = kind
+    return best
+
+
+def _power(system: SystemSpec, chips: int, cal: Calibration, activity: float) -> float | None:
+    """Average power of ``chips`` chips: ``P x (idle + (1 - idle) x activity)``."""
+    watts = system.watts_per_chip
+    if watts is None:
+        return None
+    a = min(1.0, max(0.0, activity))
+    return chips * watts * (cal.idle_power_fraction + (1 - cal.idle_power_fraction) * a)
