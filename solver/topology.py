@@ -45,6 +45,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import networkx as nx
@@ -85,13 +86,21 @@ class Topology:
             inn[v].append(u)
         return inn
 
+    @cached_property
+    def _units(self) -> tuple[list[int], list[int]]:
+        ins, outs = [0] * self.n, [0] * self.n
+        for (u, v), m in self.links.items():
+            outs[u] += m
+            ins[v] += m
+        return ins, outs
+
     def in_units(self, v: int) -> int:
         """Unit links entering ``v``."""
-        return sum(m for (_, b), m in self.links.items() if b == v)
+        return self._units[0][v]
 
     def out_units(self, v: int) -> int:
         """Unit links leaving ``v``."""
-        return sum(m for (a, _), m in self.links.items() if a == v)
+        return self._units[1][v]
 
     def reversed(self) -> Topology:
         """The same chips with every link turned around."""

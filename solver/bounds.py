@@ -1,0 +1,187 @@
+"""Lower bounds on the makespan (in steps) of a collective on a topology.
+
+Every bound is valid for the step model of ``../shared/bench/README.md`` (one chunk per unit link
+per step, copies free, combining free). :func:`lower_bounds` returns all of them with the best
+(largest, rounded up) so every schedule can report its gap.
+
+- ``diameter``: the farthest source-destination pair needs that many hops.
+- ``ingress`` (allgather, alltoall): chip ``v`` must receive ``c*(n-1)`` chunks over its
+  in-links. ``egress`` (reduce_scatter): every non-owner must send each chunk's contribution.
+- ``cut``: chunks that must enter a chip group ``S`` over its in-links (groups of the topology
+  and BFS balls); for alltoall ``|S|*|V-S|`` chunks cross.
+- ``ball`` (allgather): by step ``s`` chip ``v`` can hold only chunks of chips within distance
+  ``s``, and gains at most its in-units per step.
+- ``total_hops`` (alltoall): the sum of shortest distances over the total link capacity.
+- ``transfers`` (allreduce): each chunk needs ``2(n-1)`` transfers in total.
+- ``lp`` (alltoall, small n): minimum time of a fractional multicommodity flow (Z3 Optimize over
+  reals), aggregated per source.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import z3
+from pydantic import BaseModel, ConfigDict, Field
+
+from accelkb.solver.topology import Topology
+
+COLLECTIVES = ("allgather", "reduce_scatter", "allreduce", "alltoall", "broadcast", "traffic")
+LP_MAX_CHIPS = 16
+
+
+class Bounds(BaseModel):
+    """Lower bounds on the makespan, in steps."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    values: dict[str, float] = Field(description="bound name -> value in steps (may be fractional)")
+    best: int = Field(description="the largest bound, rounded up: the makespan is at least this")
+    best_name: str = Field(description="which bound gives best")
+
+
+def distances(topo: Topology, source: int, reverse: bool = False) -> list[int]:
+    """BFS hop distances from ``source`` (to it, with ``reverse``)."""
+    adj = topo.in_neighbors() if reverse else topo.out_neighbors()
+    dist = [-1] * topo.n
+    dist[source] = 0
+    q = deque([source])
+    while q:
+        u = q.popleft()
+        for v in adj[u]:
+            if dist[v] < 0:
+                dist[v] = dist[u] + 1
+                q.append(v)
+    return dist
+
+
+def all_distances(topo: Topology) -> list[list[int]]:
+    """``d[u][v]`` hop distance from u to v."""
+    return [distances(topo, s) for s in range(topo.n)]
+
+
+def _candidate_sets(topo: Topology, dist: list[list[int]]) -> list[frozenset[int]]:
+    sets = {frozenset(g) for level in topo.groups for g in level}
+    for root in {0, topo.n // 2}:
+        for r in range(1, max(dist[root]) + 1):
+            ball = frozenset(v for v in range(topo.n) if dist[root][v] < r)
+            if 0 < len(ball) < topo.n:
+                sets.add(ball)
+    return sorted(sets, key=lambda s: (len(s), sorted(s)))
+
+
+def _crossing(demand: dict[tuple[int, int], int], s: frozenset[int], n: int) -> int:
+    """Chunks of ``demand`` from inside ``s`` to outside."""
+    if len(demand) == n * (n - 1) and len(set(demand.values())) == 1:
+        return next(iter(demand.values())) * len(s) * (n - len(s))
+    return sum(k for (a, b), k in demand.items() if a in s and b not in s)
+
+
+def _cap_into(topo: Topology, s: frozenset[int]) -> int:
+    return sum(m for (u, v), m in topo.links.items() if v in s and u not in s)
+
+
+def _cap_out(topo: Topology, s: frozenset[int]) -> int:
+    return sum(m for (u, v), m in topo.links.items() if u in s and v not in s)
+
+
+def ball_bound(topo: Topology, chunks: int, dist: list[list[int]]) -> int:
+    """Combined ball bound for allgather (see module docstring)."""
+    n, worst = topo.n, 0
+    for v in range(topo.n):
+        d_in = topo.in_units(v)
+        by_dist: dict[int, int] = {}
+        for u in range(n):
+            by_dist[dist[u][v]] = by_dist.get(dist[u][v], 0) + 1
+        got, within, s = 0, 1, 0
+        while got < chunks * (n - 1):
+            s += 1
+            within += by_dist.get(s, 0)
+            got = min(got + d_in, chunks * (within - 1))
+        worst = max(worst, s)
+    return worst
+
+
+def alltoall_lp_bound(topo: Topology, time_limit_s: float = 5.0) -> float | None:
+    """Fractional multicommodity-flow time for alltoall; None beyond LP_MAX_CHIPS or on timeout."""
+    if topo.n > LP_MAX_CHIPS or topo.n < 2:
+        return None
+    opt = z3.Optimize()
+    opt.set("timeout", int(time_limit_s * 1000))
+    t = z3.Real("lp_time")
+    edges = sorted(topo.links)
+    load: dict[tuple[int, int], list[z3.ArithRef]] = {e: [] for e in edges}
+    for s in range(topo.n):
+        flow = {e: z3.Real(f"flow_from_{s}_on_{e[0]}_to_{e[1]}") for e in edges}
+        for e, f in flow.items():
+            opt.add(f >= 0)
+            load[e].append(f)
+        for v in range(topo.n):
+            inflow = z3.Sum([flow[e] for e in edges if e[1] == v] or [z3.RealVal(0)])
+            outflow = z3.Sum([flow[e] for e in edges if e[0] == v] or [z3.RealVal(0)])
+            opt.add(inflow - outflow == (1 - topo.n if v == s else 1))
+    for e in edges:
+        opt.add(z3.Sum(load[e]) <= t * topo.links[e])
+    opt.minimize(t)
+    if opt.check() != z3.sat:
+        return None
+    val = opt.model()[t]
+    return float(val.numerator_as_long()) / float(val.denominator_as_long())
+
+
+def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool = True,
+                 demand: dict[tuple[int, int], int] | None = None) -> Bounds:
+    """All lower bounds for ``collective`` with ``chunks`` chunks per rank (allreduce: total).
+
+    Examples
+    --------
+    >>> from accelkb.solver.topology import parse_topology
+    >>> lower_bounds(parse_topology("ring:8"), "allgather", 2).best
+    7
+    """
+    n, dist = topo.n, all_distances(topo)
+    vals: dict[str, float] = {}
+    if n == 1:
+        return Bounds(values={"trivial": 0.0}, best=0, best_name="trivial")
+    diam = max(max(row) for row in dist)
+    sets = _candidate_sets(topo, dist)
+    if collective in ("allgather", "broadcast"):
+        sources = range(n) if collective == "allgather" else [0]
+        vals["diameter"] = float(max(dist[s][v] for s in sources for v in range(n)))
+        need = chunks * (n - 1) if collective == "allgather" else chunks
+        vals["ingress"] = max(need / topo.in_units(v) for v in range(n)
+                              if collective == "allgather" or v != 0)
+        if collective == "allgather":
+            vals["cut"] = max(chunks * (n - len(s)) / max(_cap_into(topo, s), 1e-9) for s in sets)
+            vals["ball"] = float(ball_bound(topo, chunks, dist))
+    elif collective == "reduce_scatter":
+        rev = lower_bounds(topo.reversed(), "allgather", chunks, use_lp)
+        vals = {k: v for k, v in rev.values.items()}
+        vals["egress"] = vals.pop("ingress")
+    elif collective == "allreduce":
+        vals["diameter"] = float(diam)
+        vals["transfers"] = 2 * chunks * (n - 1) / topo.unit_links
+        vals["cut"] = max(chunks / max(min(_cap_into(topo, s), _cap_out(topo, s)), 1e-9)
+                          for s in sets)
+    elif collective in ("alltoall", "traffic"):
+        if demand is None:
+            demand = {(s, d): chunks for s in range(n) for d in range(n) if s != d}
+        vals["diameter"] = float(max((dist[s][d] for (s, d), k in demand.items() if k), default=0))
+        total = sum(k * dist[s][d] for (s, d), k in demand.items())
+        vals["total_hops"] = total / topo.unit_links
+        into, outof = [0] * n, [0] * n
+        for (s_, d_), k in demand.items():
+            outof[s_] += k
+            into[d_] += k
+        vals["ingress"] = max(into[v] / topo.in_units(v) for v in range(n))
+        vals["egress"] = max(outof[v] / topo.out_units(v) for v in range(n))
+        vals["cut"] = max(_crossing(demand, c, n) / max(_cap_out(topo, c), 1e-9) for c in sets)
+        if use_lp and collective == "alltoall" and chunks == 1 and n <= LP_MAX_CHIPS:
+            lp = alltoall_lp_bound(topo)
+            if lp is not None:
+                vals["lp"] = lp
+    else:
+        raise ValueError(f"unknown collective {collective!r}")
+    best_name = max(sorted(vals), key=lambda k: math.ceil(vals[k] - 1e-9))
+    return Bounds(values={k: round(v, 4) for k, v in vals.items()},
+                  best=math.ceil(vals[best_name] - 1e-9), best_name=best_name)
