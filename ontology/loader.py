@@ -1,0 +1,197 @@
+"""Read Turtle/TriG files and validate knowledge with SHACL.
+
+Parsing reports the file and line of a syntax error; validation reports every violation at once,
+each naming the node, the property, the offending value and the expectation. Nothing here keeps
+state: callers get a complete graph or an exception, never half of one.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import rdflib
+from rdflib import Graph, URIRef
+from rdflib.namespace import RDF, SH
+from rdflib.plugins.parsers.notation3 import BadSyntax
+
+from accelkb.errors import InputError, ValidationError
+
+SCHEMA_NS = "https://w3id.org/accelkb/schema#"
+DATA_NS = "https://w3id.org/accelkb/data/"
+SOURCE_NS = "https://w3id.org/accelkb/source/"
+
+_FORMATS = {".ttl": "turtle", ".turtle": "turtle", ".trig": "trig", ".nt": "nt", ".n3": "n3",
+            ".jsonld": "json-ld", ".rdf": "xml", ".owl": "xml"}
+
+
+def _package_files(folder: str, suffixes: tuple[str, ...]) -> list[tuple[str, bytes]]:
+    root = importlib.resources.files("accelkb.ontology").joinpath(folder)
+    out = []
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.is_file() and entry.name.endswith(suffixes):
+            out.append((f"accelkb/ontology/{folder}/{entry.name}", entry.read_bytes()))
+    return out
+
+
+def bundled_schema() -> list[tuple[str, bytes]]:
+    """(name, content) of the schema files shipped with accelkb, in a stable order."""
+    return _package_files("schema", (".ttl",))
+
+
+def bundled_shapes() -> list[tuple[str, bytes]]:
+    """(name, content) of the SHACL shape files shipped with accelkb."""
+    return _package_files("shapes", (".ttl",))
+
+
+def bundled_data() -> list[tuple[str, bytes]]:
+    """(name, content) of the knowledge files shipped with accelkb."""
+    return _package_files("data", (".ttl", ".trig"))
+
+
+def rdf_format(name: str) -> str:
+    """The rdflib parser name for a file name, or an InputError naming the accepted suffixes."""
+    suffix = Path(name).suffix.lower()
+    if suffix not in _FORMATS:
+        accepted = ", ".join(sorted(_FORMATS))
+        raise InputError(f"{name}: expected an RDF file ({accepted}), got suffix '{suffix or '(none)'}'")
+    return _FORMATS[suffix]
+
+
+def parse_into(graph: Graph, name: str, content: bytes | str, fmt: str | None = None) -> None:
+    """Parse ``content`` into ``graph``; a syntax error becomes an InputError with file and line.
+
+    Examples
+    --------
+    >>> g = Graph()
+    >>> parse_into(g, "x.ttl", "<urn:a> <urn:b> <urn:c> .")
+    >>> len(g)
+    1
+    >>> parse_into(g, "bad.ttl", "<urn:a> <urn:b> .")
+    Traceback (most recent call last):
+    ...
+    accelkb.errors.InputError: bad.ttl:1: Turtle syntax error: ...
+    """
+    fmt = fmt or rdf_format(name)
+    text = content.decode("utf-8") if isinstance(content, bytes) else content
+    try:
+        graph.parse(data=text, format=fmt, publicID=f"file:///{Path(name).name}")
+    except BadSyntax as exc:
+        offset = getattr(exc, "_i", 0)
+        line = text[:offset].count("\n") + 1
+        why = getattr(exc, "_why", str(exc))
+        raise InputError(f"{name}:{line}: Turtle syntax error: {why}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: expected UTF-8 text, got undecodable bytes ({exc.reason})") from None
+    except Exception as exc:  # rdflib raises many types for other syntaxes
+        raise InputError(f"{name}: could not parse as {fmt}: {exc}") from None
+
+
+def read_user_file(path: str | Path) -> tuple[str, bytes]:
+    """Read a user's RDF file; a missing or unreadable file is an InputError."""
+    p = Path(path)
+    rdf_format(str(p))
+    try:
+        return str(p), p.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror}") from None
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One SHACL violation in domain words."""
+
+    focus: str
+    path: str
+    value: str
+    message: str
+
+    def __str__(self) -> str:
+        where = self.focus + (f", property {self.path}" if self.path else "")
+        got = f", value {self.value}" if self.value else ""
+        return f"{where}{got}: {self.message}"
+
+
+def _short(graph: Graph, term: object) -> str:
+    if term is None:
+        return ""
+    if isinstance(term, URIRef):
+        try:
+            return graph.namespace_manager.normalizeUri(term)
+        except Exception:
+            return f"<{term}>"
+    if isinstance(term, rdflib.Literal):
+        return repr(str(term)) if term.datatype is None else f"{str(term)!r}^^{_short(graph, term.datatype)}"
+    if isinstance(term, rdflib.BNode):
+        return "(a blank node)"
+    return str(term)
+
+
+def _bind_prefixes(graph: Graph) -> None:
+    graph.bind("ak", SCHEMA_NS, replace=True)
+    graph.bind("kb", DATA_NS, replace=True)
+    graph.bind("src", SOURCE_NS, replace=True)
+
+
+def _describe_blank(data: Graph, node: rdflib.BNode) -> str:
+    """Name a blank node by the triple that points to it, e.g. 'the ak:provenance of kb:gc200'."""
+    for s, p, _ in data.triples((None, None, node)):
+        return f"the {_short(data, p)} node of {_short(data, s)}"
+    return "(a blank node)"
+
+
+_IRI_RE = re.compile(r"<?(https?://[^\s'<>,]+)>?")
+
+
+def _shorten_iris(graph: Graph, text: str) -> str:
+    """Write full IRIs in a message as prefixed names where a prefix is bound."""
+    return _IRI_RE.sub(lambda m: _short(graph, URIRef(m.group(1))), text)
+
+
+def violations(data: Graph, shapes: Graph) -> list[Violation]:
+    """Validate ``data`` (schema + knowledge) against ``shapes``; return every violation, sorted."""
+    import pyshacl  # imported here: it is slow to import and only validation needs it
+
+    conforms, report, _ = pyshacl.validate(
+        data, shacl_graph=shapes, inference="none", advanced=True, allow_warnings=True,
+        abort_on_first=False,
+    )
+    if conforms:
+        return []
+    _bind_prefixes(data)
+    found = set()
+    for result in report.subjects(RDF.type, SH.ValidationResult):
+        focus = report.value(result, SH.focusNode)
+        path = report.value(result, SH.resultPath)
+        value = report.value(result, SH.value)
+        message = report.value(result, SH.resultMessage)
+        focus_txt = _describe_blank(data, focus) if isinstance(focus, rdflib.BNode) else _short(data, focus)
+        path_txt = _short(data, path) if isinstance(path, URIRef) else ""
+        value_txt = _short(data, value) if value is not None and value != focus else ""
+        text = _shorten_iris(data, str(message or "constraint violated"))
+        found.add(Violation(focus_txt, path_txt, _shorten_iris(data, value_txt), text))
+    return sorted(found, key=lambda v: (v.focus, v.path, v.message, v.value))
+
+
+def build_graph(sources: Iterable[tuple[str, bytes]]) -> Graph:
+    """Parse several (name, content) pairs into one new graph (all or nothing)."""
+    graph = Graph()
+    _bind_prefixes(graph)
+    for name, content in sources:
+        parse_into(graph, name, content)
+    return graph
+
+
+def validate_or_raise(data: Graph, shapes: Graph, what: Sequence[str]) -> None:
+    """Raise one ValidationError listing every violation found in ``data``."""
+    found = violations(data, shapes)
+    if found:
+        files = ", ".join(what) if what else "the knowledge"
+        raise ValidationError(
+            f"{len(found)} violation(s) in {files}; nothing was loaded", [str(v) for v in found]
+        )
