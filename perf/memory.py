@@ -38,10 +38,22 @@ RECOMPUTE_MODES = ("none", "selective", "full")
 
 
 def stage_params(model: ModelSpec, tp: int, pp: int) -> float:
-    """Parameters held by one chip of the most loaded pipeline stage (the first)."""
-    layers = math.ceil(model.layers / pp)
-    emb = embedding_params(model) + (output_params(model) if pp == 1 else 0)
-    return (layers * params_per_layer(model) + emb) / tp
+    """Parameters held by one chip of the most loaded pipeline stage.
+
+    Layers are spread as evenly as possible; the embedding goes to the first stage and the
+    output layer (or, with tied embeddings and ``pp > 1``, its copy) to the last, each placed on
+    a stage with the smaller layer count when the split is uneven.
+    """
+    per_layer = params_per_layer(model)
+    emb = embedding_params(model)
+    out = output_params(model) or (model.vocab * model.hidden if pp > 1 else 0)
+    if pp == 1:
+        return (model.layers * per_layer + emb + output_params(model)) / tp
+    light, extra = divmod(model.layers, pp)
+    heavy = light + (1 if extra else 0)
+    first = light * per_layer + emb
+    last = light * per_layer + out
+    return max(heavy * per_layer, first, last) / tp
 
 
 def model_state_bytes(

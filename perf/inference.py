@@ -1,0 +1,194 @@
+"""Inference: prefill (time to first token) and per-token decode with tensor/pipeline parallelism.
+
+Weights and the KV cache are placed on the chip's tiers fastest first (SRAM-only machines must
+hold everything in SRAM; HBM+DDR machines spill to DDR). Every operation is a roofline against the
+bandwidth of the tiers that hold its data. One decode step runs every layer in sequence for the
+whole batch: ``L x (layer + 2 tensor-parallel all-reduces) + logits + (pp - 1) hops``; with
+``pipelined=True`` the ``pp`` stages work on ``pp`` batches at once, raising aggregate throughput.
+
+The decode breakdown separates the bandwidth part (weights and KV read at the tier rate), the
+compute part, the fixed per-operation part and the communication latency, so the answer says
+whether a machine is bandwidth-, compute- or latency-bound.
+
+Examples
+--------
+>>> cfg = InferenceConfig(tp=8, batch=1, prompt_len=128, output_len=128)
+>>> cfg.precision
+'bf16'
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from accelkb.errors import InputError
+
+from .calibration import Calibration
+from .collectives import collective_time
+from .compute import Op, layer_forward_ops, logits_ops, op_time, peak_for
+from .memory import kv_cache_bytes, place, stage_params, tier_totals
+from .shapes import BYTES_PER, forward_flops_per_token
+from .specs import MemoryTierSpec, ModelSpec, SystemSpec
+
+
+class InferenceConfig(BaseModel):
+    """Layout and request shape of one inference estimate."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tp: int = Field(default=1, ge=1, description="tensor-parallel degree")
+    pp: int = Field(default=1, ge=1, description="pipeline-parallel degree (stages)")
+    batch: int = Field(default=1, ge=1, description="concurrent sequences (users)")
+    prompt_len: int = Field(default=128, ge=1, description="input tokens per sequence")
+    output_len: int = Field(default=128, ge=1, description="generated tokens per sequence")
+    precision: Literal["fp32", "fp16", "bf16", "fp8", "int8"] = Field(
+        default="bf16", description="weight and arithmetic precision")
+    pipelined: bool = Field(default=False, description="keep pp batches in flight so every "
+                            "stage is busy (aggregate throughput x pp, same per-user latency)")
+
+
+class InferenceEstimate(BaseModel):
+    """Estimated inference latency, throughput, memory and energy."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str = Field(description="model name")
+    system: str = Field(description="system name")
+    chips: int = Field(description="chips used (tp x pp)")
+    config: InferenceConfig = Field(description="the configuration estimated")
+    ttft_s: float = Field(description="time to first token (prefill of the batch), s")
+    decode_s_per_token: float = Field(description="time of one decode step, s")
+    tokens_per_s_per_user: float = Field(description="output tokens per second for one user")
+    tokens_per_s: float = Field(description="aggregate output tokens per second in decode")
+    request_latency_s: float = Field(description="prefill + all decode steps of one request, s")
+    end_to_end_tokens_per_s: float = Field(description="output tokens per second including "
+                                           "prefill: batch x output_len / request latency")
+    model_flops_per_s_per_chip: float = Field(description="useful FLOPs per second per chip in "
+                                              "decode")
+    mfu: float = Field(description="decode model FLOPs utilisation of dense peak")
+    bound: str = Field(description="what limits decode: bandwidth, compute or latency")
+    breakdown: dict[str, float] = Field(description="decode step split by cause, s; prefill_s "
+                                        "for the prefill")
+    memory_per_chip_bytes: dict[str, float] = Field(description="bytes per chip by memory tier")
+    memory_breakdown_bytes: dict[str, float] = Field(description="bytes per chip by category")
+    placement: dict[str, dict[str, float]] = Field(description="bytes per tier per category")
+    power_w: float | None = Field(description="average power of the chips used, W")
+    joules_per_token: float | None = Field(description="energy per generated token, J "
+                                           "(decode)")
+
+
+def _effective_bw(placement: dict[str, dict[str, float]], tiers: dict[str, MemoryTierSpec],
+                  item: str) -> float:
+    """Bandwidth at which ``item`` streams when split over tiers (bytes / sum of times)."""
+    total, secs = 0.0, 0.0
+    for kind, content in placement.items():
+        b = content.get(item, 0.0)
+        total += b
+        secs += b / tiers[kind].bandwidth_bytes_per_s
+    return total / secs if secs > 0 else next(iter(tiers.values())).bandwidth_bytes_per_s
+
+
+def estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
+             cal: Calibration) -> InferenceEstimate:
+    """Estimate prefill and decode of ``model`` on ``system`` with ``cfg``.
+
+    Raises
+    ------
+    InputError
+        If the layout does not divide the model or does not fit the chips' memory.
+    """
+    tp, pp, b = cfg.tp, cfg.pp, cfg.batch
+    if model.heads % tp:
+        raise InputError(f"expected tp to divide the {model.heads} attention heads of "
+                         f"'{model.name}', got tp={tp}")
+    if pp > model.layers:
+        raise InputError(f"expected pp <= {model.layers} layers, got pp={pp}")
+    chips = tp * pp
+    if chips > system.chips:
+        raise InputError(f"expected tp x pp <= {system.chips} chips of '{system.name}', got "
+                         f"{tp} x {pp} = {chips}")
+    chip, levels = system.chip, system.levels
+    e = float(BYTES_PER[cfg.precision])
+    peak = peak_for(chip, cfg.precision)
+    ctx_max = cfg.prompt_len + cfg.output_len
+    weights = stage_params(model, tp, pp) * e
+    kv = kv_cache_bytes(model, b, ctx_max, tp, pp, cfg.precision)
+    placement = place([("kv_cache", kv), ("weights", weights)], chip)
+    tiers: dict[str, MemoryTierSpec] = {t.kind: t for t in chip.memory_tiers}
+    bw_w = _effective_bw(placement, tiers, "weights")
+    bw_kv = _effective_bw(placement, tiers, "kv_cache")
+
+    # --- decode: one token for each of b sequences, at the average context -------------------
+    ctx = cfg.prompt_len + cfg.output_len // 2
+    ops = layer_forward_ops(model, b, 1, ctx, tp, False, cfg.precision, fused_attention=True)
+    lg = logits_ops(model, b, tp, cfg.precision)
+    t_layer, parts = _decode_ops_time(ops, peak, bw_w, bw_kv, cal)
+    t_logits, lparts = _decode_ops_time(lg, peak, bw_w, bw_kv, cal)
+    L = model.layers
+    msg = b * model.hidden * 2.0
+    ar = collective_time("all_reduce", msg, tp, levels, cal) if tp > 1 else 0.0
+    hop = collective_time("p2p", msg, 2, levels, cal, stride=tp) if pp > 1 else 0.0
+    decode = L * (t_layer + 2 * ar) + t_logits + (pp - 1) * hop
+    breakdown = {k: L * parts[k] + lparts[k] for k in parts}
+    breakdown["tensor_parallel_comm"] = L * 2 * ar
+    breakdown["pipeline_hops"] = (pp - 1) * hop
+
+    # --- prefill: the whole prompt of every sequence ----------------------------------------
+    pops = layer_forward_ops(model, b, cfg.prompt_len, cfg.prompt_len, tp, False,
+                             cfg.precision, fused_attention=True)
+    t_pl = sum(op_time(o, peak, bw_w, cal) for o in pops)
+    pmsg = b * cfg.prompt_len * model.hidden * 2.0
+    par = collective_time("all_reduce", pmsg, tp, levels, cal) if tp > 1 else 0.0
+    phop = collective_time("p2p", pmsg, 2, levels, cal, stride=tp) if pp > 1 else 0.0
+    prefill = L * (t_pl + 2 * par) + t_logits + (pp - 1) * phop
+    breakdown["prefill_s"] = prefill
+
+    concurrent = pp if cfg.pipelined else 1
+    tokens_per_s = b * concurrent / decode
+    latency = prefill + (cfg.output_len - 1) * decode
+    useful = forward_flops_per_token(model, ctx) * b * concurrent / decode
+    lat_part = breakdown["overhead"] + breakdown["tensor_parallel_comm"] + \
+        breakdown["pipeline_hops"]
+    shares = {"bandwidth": breakdown["memory"], "compute": breakdown["compute"],
+              "latency": lat_part}
+    watts = system.watts_per_chip
+    activity = (breakdown["memory"] + breakdown["compute"]) / decode
+    power = None if watts is None else chips * watts * (
+        cal.idle_power_fraction + (1 - cal.idle_power_fraction) * min(1.0, activity))
+    return InferenceEstimate(
+        model=model.name, system=system.name, chips=chips, config=cfg, ttft_s=prefill,
+        decode_s_per_token=decode, tokens_per_s_per_user=1.0 / decode, tokens_per_s=tokens_per_s,
+        request_latency_s=latency,
+        end_to_end_tokens_per_s=b * cfg.output_len / latency,
+        model_flops_per_s_per_chip=useful / chips, mfu=useful / chips / peak,
+        bound=max(shares, key=lambda k: shares[k]), breakdown=breakdown,
+        memory_per_chip_bytes=tier_totals(placement),
+        memory_breakdown_bytes={"weights": weights, "kv_cache": kv}, placement=placement,
+        power_w=power, joules_per_token=None if power is None else power / tokens_per_s,
+    )
+
+
+def _decode_ops_time(ops: list[Op], peak: float, bw_w: float, bw_kv: float,
+                     cal: Calibration) -> tuple[float, dict[str, float]]:
+    """Roofline time of decode operations and its split into memory/compute/overhead."""
+    total = 0.0
+    parts = {"memory": 0.0, "compute": 0.0, "overhead": 0.0}
+    for o in ops:
+        bw = bw_kv if o.name == "attention" else bw_w
+        t_mem = o.bytes / (bw * cal.memory_efficiency)
+        t_cmp = o.flops / (peak * cal.matmul_efficiency) if o.kind == "matmul" else 0.0
+        if t_mem >= t_cmp:
+            parts["memory"] += t_mem
+        else:
+            parts["compute"] += t_cmp
+        parts["overhead"] += cal.kernel_overhead_s
+        total += max(t_mem, t_cmp) + cal.kernel_overhead_s
+    return total, parts
+
+
+def layers_per_stage(model: ModelSpec, pp: int) -> int:
+    """Largest number of layers one pipeline stage holds."""
+    return math.ceil(model.layers / pp)
