@@ -29,6 +29,7 @@ from accelkb.errors import InputError
 from .calibration import Calibration
 from .collectives import collective_time
 from .compute import Op, layer_forward_ops, logits_ops, op_time, peak_for
+from .energy import average_power
 from .memory import kv_cache_bytes, place, stage_params, tier_totals
 from .shapes import BYTES_PER, forward_flops_per_token
 from .specs import MemoryTierSpec, ModelSpec, SystemSpec
@@ -154,10 +155,8 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         breakdown["pipeline_hops"]
     shares = {"bandwidth": breakdown["memory"], "compute": breakdown["compute"],
               "latency": lat_part}
-    watts = system.watts_per_chip
     activity = (breakdown["memory"] + breakdown["compute"]) / decode
-    power = None if watts is None else chips * watts * (
-        cal.idle_power_fraction + (1 - cal.idle_power_fraction) * min(1.0, activity))
+    power = average_power(system.watts_per_chip, chips, activity, cal)
     return InferenceEstimate(
         model=model.name, system=system.name, chips=chips, config=cfg, ttft_s=prefill,
         decode_s_per_token=decode, tokens_per_s_per_user=1.0 / decode, tokens_per_s=tokens_per_s,

@@ -35,6 +35,7 @@ from .compute import (
     peak_for,
     recompute_ops,
 )
+from .energy import average_power
 from .memory import (
     activation_bytes,
     model_state_bytes,
@@ -252,7 +253,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     chips = tp * pp * dp
     mflops = model_flops_per_token(model) * tokens
     hflops = training_flops_per_token(model, cfg.recompute) * tokens
-    power = _power(system, chips, cal, activity=(steady + bubble * 0.0) / step)
+    power = average_power(system.watts_per_chip, chips, steady / step, cal)
     mem_cat = {"weights": states["weights"], "gradients": states["gradients"],
                "optimizer": 0.0 if host_opt else states["optimizer"], "activations": acts}
     return TrainingEstimate(
@@ -277,12 +278,3 @@ def _tier_of(placement: dict[str, dict[str, float]], item: str, default: str) ->
         if content.get(item, 0.0) > 0:
             best = kind
     return best
-
-
-def _power(system: SystemSpec, chips: int, cal: Calibration, activity: float) -> float | None:
-    """Average power of ``chips`` chips: ``P x (idle + (1 - idle) x activity)``."""
-    watts = system.watts_per_chip
-    if watts is None:
-        return None
-    a = min(1.0, max(0.0, activity))
-    return chips * watts * (cal.idle_power_fraction + (1 - cal.idle_power_fraction) * a)

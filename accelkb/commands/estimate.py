@@ -1,0 +1,81 @@
+"""``accelkb estimate training|inference``: step time, throughput, MFU, memory and energy.
+
+Examples::
+
+    accelkb estimate training --model gpt3-175b --system dgx-a100-superpod --chips 1024 \\
+        --parallel 'tp=8,pp=16,dp=8,mb=1,gbs=1536,recompute=full' --json
+    accelkb estimate inference --model llama2-70b --system groq-576 \\
+        --parallel 'tp=8,pp=72,batch=1,in=512,out=512,precision=int8'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from accelkb.errors import InputError
+
+NAME = "estimate"
+HELP = "estimate training step time or inference latency/throughput of a model on a system"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("phase", choices=("training", "inference"), help="what to estimate")
+    parser.add_argument("--model", required=True, metavar="NAME|FILE.json",
+                        help="knowledge-base model name or JSON file with layers, hidden, heads, "
+                        "kv_heads, ffn_hidden, vocab, seq_len, gated_mlp")
+    parser.add_argument("--system", required=True, metavar="NAME|FILE.json",
+                        help="knowledge-base system name or SystemSpec JSON file")
+    parser.add_argument("--chips", type=int, default=None, help="resize the system to N chips")
+    parser.add_argument("--parallel", default="", metavar="K=V,...",
+                        help="layout, e.g. 'tp=8,pp=16,dp=8,mb=1,gbs=1536,recompute=full' "
+                        "(inference: 'tp=8,batch=1,in=128,out=128,precision=int8')")
+    parser.add_argument("--tokens", type=float, default=None,
+                        help="training: also report time and energy to train this many tokens")
+    parser.add_argument("--json", action="store_true", help="machine-readable JSON output")
+
+
+def _fmt_bytes(b: float) -> str:
+    return f"{b / 1e9:.2f} GB"
+
+
+def _human(data: dict[str, Any], phase: str) -> str:
+    lines = [f"{phase} estimate: {data['model']} on {data['system']} ({data['chips']} chips)"]
+    keys = (["step_time_s", "tokens_per_s", "mfu", "hfu", "model_flops_per_s_per_chip",
+             "time_to_train_s", "joules_per_token"] if phase == "training" else
+            ["ttft_s", "decode_s_per_token", "tokens_per_s_per_user", "tokens_per_s", "bound",
+             "mfu", "joules_per_token"])
+    for k in keys:
+        v = data.get(k)
+        if v is None:
+            continue
+        lines.append(f"  {k:<28} {v:.4g}" if isinstance(v, float) else f"  {k:<28} {v}")
+    lines.append("  memory per chip:")
+    for tier, b in data["memory_per_chip_bytes"].items():
+        lines.append(f"    {tier:<26} {_fmt_bytes(b)}")
+    lines.append("  breakdown (s):")
+    for k, v in data["breakdown"].items():
+        lines.append(f"    {k:<26} {v:.4g}")
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    from accelkb.perf import estimate_inference, estimate_training
+
+    if args.chips is not None and args.chips < 1:
+        raise InputError(f"expected --chips to be a positive integer, got {args.chips}")
+    if args.phase == "training":
+        est: Any = estimate_training(args.model, args.system, args.parallel, chips=args.chips,
+                                     train_tokens=args.tokens)
+    else:
+        if args.tokens is not None:
+            raise InputError("expected --tokens only with 'training', got it with 'inference'")
+        est = estimate_inference(args.model, args.system, args.parallel, chips=args.chips)
+    data = est.model_dump(mode="json")
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(_human(data, args.phase))
+    return 0

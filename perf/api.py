@@ -1,0 +1,222 @@
+"""Public API: ``estimate_training`` and ``estimate_inference`` with names, files or specs.
+
+``model`` may be a :class:`ModelSpec`, a knowledge-base name (``"gpt3-175b"``) or a JSON file path
+with ``layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len, gated_mlp``; ``system`` may be a
+:class:`SystemSpec`, a knowledge-base name (``"dgx-a100-superpod"``) or a JSON file of a
+SystemSpec. ``parallel`` may be a config object, a dict or a string such as
+``"tp=8,pp=16,dp=8,mb=1,gbs=1536,recompute=full"``.
+
+Examples
+--------
+>>> parse_parallel("tp=8,pp=2,mb=1,gbs=64,recompute=selective,sp=1")["recompute"]
+'selective'
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from accelkb.errors import InputError
+
+from . import inference, training
+from .calibration import Calibration, load_calibration
+from .inference import InferenceConfig, InferenceEstimate
+from .specs import ModelSpec, SystemSpec
+from .training import TrainingConfig, TrainingEstimate
+
+_ALIASES = {
+    "mb": "micro_batch", "micro_batch": "micro_batch", "gbs": "global_batch",
+    "global_batch": "global_batch", "v": "interleave", "interleave": "interleave",
+    "sp": "sequence_parallel", "sequence_parallel": "sequence_parallel", "zero": "zero",
+    "rts": "rts", "overlap": "dp_overlap", "dp_overlap": "dp_overlap", "flash": "fused_attention",
+    "fused_attention": "fused_attention", "precision": "precision", "recompute": "recompute",
+    "tp": "tp", "pp": "pp", "dp": "dp", "batch": "batch", "bs": "batch", "in": "prompt_len",
+    "prompt": "prompt_len", "prompt_len": "prompt_len", "out": "output_len",
+    "output": "output_len", "output_len": "output_len", "pipelined": "pipelined",
+    "offload": "offload_optimizer", "offload_optimizer": "offload_optimizer",
+    "grad_bytes": "grad_bytes", "seq": "seq_len", "seq_len": "seq_len",
+}
+_BOOL = {"1": True, "true": True, "yes": True, "on": True,
+         "0": False, "false": False, "no": False, "off": False}
+
+
+def parse_parallel(text: str) -> dict[str, Any]:
+    """Parse ``"key=value,..."`` into config fields (aliases: mb, gbs, v, sp, flash, bs, in, out).
+
+    Raises
+    ------
+    InputError
+        For a malformed item or an unknown key.
+    """
+    out: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = item.partition("=")
+        key = key.strip().lower()
+        if not sep or not value.strip():
+            raise InputError(f"expected key=value in --parallel, got {item!r}")
+        if key not in _ALIASES:
+            raise InputError(f"expected a --parallel key among {sorted(_ALIASES)}, got {key!r}")
+        v = value.strip()
+        if v.lower() in _BOOL and _ALIASES[key] in {"sequence_parallel", "rts", "dp_overlap",
+                                                     "fused_attention", "pipelined",
+                                                     "offload_optimizer"}:
+            out[_ALIASES[key]] = _BOOL[v.lower()]
+        else:
+            out[_ALIASES[key]] = _number(v)
+    return out
+
+
+def _number(v: str) -> Any:
+    try:
+        return int(v)
+    except ValueError:
+        try:
+            return float(v)
+        except ValueError:
+            return v
+
+
+def _pydantic_message(exc: pydantic.ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "input"
+        parts.append(f"{loc}: {err['msg']} (got {err.get('input')!r})")
+    return "; ".join(parts)
+
+
+def _load_json(path: Path, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"expected a readable JSON {what} file, got {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object in {path}, got {type(data).__name__}")
+    return data
+
+
+def resolve_model(model: ModelSpec | str | Path) -> ModelSpec:
+    """Turn a spec, a JSON file or a knowledge-base name into a :class:`ModelSpec`.
+
+    Raises
+    ------
+    InputError
+        For an unknown name, an unreadable file or invalid fields.
+    """
+    if isinstance(model, ModelSpec):
+        return model
+    path = Path(model)
+    if path.suffix == ".json" or path.is_file():
+        data = _load_json(path, "model")
+        data.setdefault("name", path.stem)
+        try:
+            return ModelSpec.model_validate(data)
+        except pydantic.ValidationError as exc:
+            raise InputError(f"invalid model file {path}: {_pydantic_message(exc)}") from None
+    return _kb().model_spec(str(model))
+
+
+def resolve_system(system: SystemSpec | str | Path, chips: int | None = None) -> SystemSpec:
+    """Turn a spec, a JSON file or a knowledge-base name into a :class:`SystemSpec` of ``chips``.
+
+    Raises
+    ------
+    InputError
+        For an unknown name, an unreadable file, invalid fields or a bad chip count.
+    """
+    if chips is not None and (not isinstance(chips, int) or chips < 1):
+        raise InputError(f"expected a positive number of chips, got {chips!r}")
+    if isinstance(system, SystemSpec):
+        spec = system
+    else:
+        path = Path(system)
+        if path.suffix == ".json" or path.is_file():
+            try:
+                spec = SystemSpec.model_validate(_load_json(path, "system"))
+            except pydantic.ValidationError as exc:
+                raise InputError(f"invalid system file {path}: {_pydantic_message(exc)}") from None
+        else:
+            return _kb().system_spec(str(system), chips)
+    return spec if chips is None or chips == spec.chips else spec.with_chips(chips)
+
+
+def _kb() -> Any:
+    try:
+        return importlib.import_module(f"{__package__}.from_kb")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.from_kb":
+            raise
+        raise InputError("expected the knowledge-base adapter accelkb.perf.from_kb to resolve "
+                         "names, got none installed; pass an explicit spec or JSON file") from None
+
+
+def _config(cls: type[pydantic.BaseModel], parallel: Any) -> Any:
+    if isinstance(parallel, cls):
+        return parallel
+    data = parse_parallel(parallel) if isinstance(parallel, str) else dict(parallel or {})
+    try:
+        return cls.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise InputError(f"invalid configuration: {_pydantic_message(exc)}") from None
+
+
+def estimate_training(
+    model: ModelSpec | str | Path,
+    system: SystemSpec | str | Path,
+    parallel: TrainingConfig | dict[str, Any] | str | None = None,
+    chips: int | None = None,
+    train_tokens: float | None = None,
+    calibration: Calibration | None = None,
+) -> TrainingEstimate:
+    """Estimate one training step; see :class:`TrainingEstimate` for the outputs.
+
+    Parameters
+    ----------
+    model, system
+        Specs, knowledge-base names or JSON files.
+    parallel
+        Layout: ``tp, pp, dp, mb, gbs, v, recompute, sp, zero, rts, overlap, flash, ...``.
+    chips
+        Resize the system to this many chips first.
+    train_tokens
+        If given, also report the time and energy to train this many tokens.
+
+    Raises
+    ------
+    InputError
+        For unknown names, invalid layouts (tp not dividing heads, negative batch) or a
+        configuration that does not fit in memory.
+    """
+    m = resolve_model(model)
+    s = resolve_system(system, chips)
+    cfg = _config(TrainingConfig, parallel)
+    if train_tokens is not None and train_tokens <= 0:
+        raise InputError(f"expected a positive number of tokens to train, got {train_tokens}")
+    return training.estimate(m, s, cfg, calibration or load_calibration(), train_tokens)
+
+
+def estimate_inference(
+    model: ModelSpec | str | Path,
+    system: SystemSpec | str | Path,
+    parallel: InferenceConfig | dict[str, Any] | str | None = None,
+    chips: int | None = None,
+    calibration: Calibration | None = None,
+) -> InferenceEstimate:
+    """Estimate prefill (TTFT) and decode; see :class:`InferenceEstimate` for the outputs.
+
+    ``parallel`` keys: ``tp, pp, batch (bs), in (prompt_len), out (output_len), precision,
+    pipelined``.
+
+    Raises
+    ------
+    InputError
+        For unknown names, invalid layouts or a configuration that does not fit in memory.
+    """
+    m = resolve_model(model)
+    s = resolve_system(system, chips)
+    cfg = _config(InferenceConfig, parallel)
+    return inference.estimate(m, s, cfg, calibration or load_calibration())

@@ -1,0 +1,33 @@
+"""Energy: power x time, with power between idle and full according to activity.
+
+``P = chips x W x (idle + (1 - idle) x activity)`` where ``W`` is the system's wall power share
+per chip (or the chip TDP) and ``idle`` the calibrated idle fraction; ``activity`` is the share
+of time the chip computes or streams memory rather than waiting.
+
+Examples
+--------
+>>> from accelkb.perf.calibration import load_calibration
+>>> cal = load_calibration()
+>>> average_power(400.0, 8, 1.0, cal)
+3200.0
+>>> average_power(None, 8, 1.0, cal) is None
+True
+"""
+
+from __future__ import annotations
+
+from .calibration import Calibration
+
+
+def average_power(watts_per_chip: float | None, chips: int, activity: float,
+                  cal: Calibration) -> float | None:
+    """Average power of ``chips`` chips at ``activity`` (clamped to 0..1), W; None if unknown."""
+    if watts_per_chip is None:
+        return None
+    a = min(1.0, max(0.0, activity))
+    return chips * watts_per_chip * (cal.idle_power_fraction + (1 - cal.idle_power_fraction) * a)
+
+
+def energy_j(power_w: float | None, seconds: float) -> float | None:
+    """Energy of ``seconds`` at ``power_w``, J; None if the power is unknown."""
+    return None if power_w is None else power_w * seconds
