@@ -41,6 +41,7 @@ class Op:
     kind: str  # "matmul" or "stream"
     flops: float
     bytes: float
+    kernels: int = 1  # separate kernels (launches) the operation takes in an unfused framework
 
 
 def peak_for(chip: ChipSpec, precision: str) -> float:
@@ -62,11 +63,12 @@ def peak_for(chip: ChipSpec, precision: str) -> float:
 
 
 def op_time(op: Op, peak_flops: float, bandwidth: float, cal: Calibration) -> float:
-    """Roofline time of one operation plus the fixed per-operation overhead, seconds."""
+    """Roofline time of one operation plus the fixed overhead of each of its kernels, seconds."""
     t_mem = op.bytes / (bandwidth * cal.memory_efficiency)
+    fixed = op.kernels * cal.kernel_overhead_s
     if op.kind == "matmul":
-        return max(op.flops / (peak_flops * cal.matmul_efficiency), t_mem) + cal.kernel_overhead_s
-    return t_mem + cal.kernel_overhead_s
+        return max(op.flops / (peak_flops * cal.matmul_efficiency), t_mem) + fixed
+    return t_mem + fixed
 
 
 def _gemm(name: str, m: float, k: float, n: float, e: float) -> Op:
@@ -107,7 +109,7 @@ def layer_forward_ops(
         _gemm("mlp_in", tokens, h, (mlp_matrices(model) - 1) * f / tp, e),
         _gemm("mlp_out", tokens, f / tp, h, e),
         Op("norm_dropout_residual", "stream", 0.0,
-           _REPLICATED_STREAM_BYTES * tokens * h * e / 2.0 / rep),
+           _REPLICATED_STREAM_BYTES * tokens * h * e / 2.0 / rep, kernels=4),
         Op("activation", "stream", 0.0,
            (6.0 if model.gated_mlp else 4.0) * tokens * f / tp * e / 2.0),
     ]
@@ -120,7 +122,8 @@ def layer_forward_ops(
         scores = batch * heads * query * context
         ops += [
             Op("attn_scores", "matmul", att_flops, kv_bytes + q_bytes + e * scores),
-            Op("softmax_dropout", "stream", 0.0, _SOFTMAX_STREAM_BYTES * scores * e / 2.0),
+            Op("softmax_dropout", "stream", 0.0, _SOFTMAX_STREAM_BYTES * scores * e / 2.0,
+               kernels=2),
             Op("attn_values", "matmul", att_flops, kv_bytes + q_bytes + e * scores),
         ]
     return ops

@@ -1,8 +1,10 @@
 """Energy: power x time, with power between idle and full according to activity.
 
 ``P = chips x W x (idle + (1 - idle) x activity)`` where ``W`` is the system's wall power share
-per chip (or the chip TDP) and ``idle`` the calibrated idle fraction; ``activity`` is the share
-of time the chip computes or streams memory rather than waiting.
+per chip (or the chip TDP) and ``idle`` the calibrated fraction drawn by a chip that is powered
+and busy with memory traffic or waiting; ``activity`` is the chip's executed FLOP/s over its
+achievable FLOP/s (``peak x matmul_efficiency``): tensor-unit work is what moves power from the
+idle floor to full power.
 
 Examples
 --------

@@ -49,6 +49,9 @@ class InferenceConfig(BaseModel):
         default="bf16", description="weight and arithmetic precision")
     pipelined: bool = Field(default=False, description="keep pp batches in flight so every "
                             "stage is busy (aggregate throughput x pp, same per-user latency)")
+    queue_when_full: bool = Field(default=False, description="when the batch's KV cache does "
+                                  "not fit, run it in waves of the largest batch that fits (as "
+                                  "serving engines do) instead of failing")
 
 
 class InferenceEstimate(BaseModel):
@@ -64,12 +67,16 @@ class InferenceEstimate(BaseModel):
     decode_s_per_token: float = Field(description="time of one decode step, s")
     tokens_per_s_per_user: float = Field(description="output tokens per second for one user")
     tokens_per_s: float = Field(description="aggregate output tokens per second in decode")
-    request_latency_s: float = Field(description="prefill + all decode steps of one request, s")
+    request_latency_s: float = Field(description="prefill + all decode steps of the batch "
+                                     "(times the waves), s")
+    waves: int = Field(default=1, description="batches run one after another because the KV "
+                       "cache of the whole batch does not fit (queue_when_full)")
     end_to_end_tokens_per_s: float = Field(description="output tokens per second including "
                                            "prefill: batch x output_len / request latency")
     model_flops_per_s_per_chip: float = Field(description="useful FLOPs per second per chip in "
                                               "decode")
     mfu: float = Field(description="decode model FLOPs utilisation of dense peak")
+    activity: float = Field(description="decode FLOP/s over achievable FLOP/s, drives power")
     bound: str = Field(description="what limits decode: bandwidth, compute or latency")
     breakdown: dict[str, float] = Field(description="decode step split by cause, s; prefill_s "
                                         "for the prefill")
@@ -99,8 +106,30 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     Raises
     ------
     InputError
-        If the layout does not divide the model or does not fit the chips' memory.
+        If the layout does not divide the model or does not fit the chips' memory (with
+        ``queue_when_full``: if not even one sequence fits).
     """
+    if not cfg.queue_when_full:
+        return _estimate(model, system, cfg, cal)
+    e = float(BYTES_PER[cfg.precision])
+    have = sum(t.capacity_bytes for t in system.chip.memory_tiers)
+    weights = stage_params(model, cfg.tp, cfg.pp) * e
+    per_seq = kv_cache_bytes(model, 1, cfg.prompt_len + cfg.output_len, cfg.tp, cfg.pp,
+                             cfg.precision)
+    fit = int((have - weights) // per_seq) if have > weights else 0
+    if fit < 1:
+        return _estimate(model, system, cfg.model_copy(update={"batch": 1}), cal)  # raises
+    run = min(cfg.batch, fit)
+    waves = math.ceil(cfg.batch / run)
+    est = _estimate(model, system, cfg.model_copy(update={"batch": run}), cal)
+    latency = waves * est.request_latency_s
+    return est.model_copy(update={
+        "config": cfg, "waves": waves, "request_latency_s": latency,
+        "end_to_end_tokens_per_s": cfg.batch * cfg.output_len / latency})
+
+
+def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
+              cal: Calibration) -> InferenceEstimate:
     tp, pp, b = cfg.tp, cfg.pp, cfg.batch
     if model.heads % tp:
         raise InputError(f"expected tp to divide the {model.heads} attention heads of "
@@ -112,6 +141,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         raise InputError(f"expected tp x pp <= {system.chips} chips of '{system.name}', got "
                          f"{tp} x {pp} = {chips}")
     chip, levels = system.chip, system.levels
+    cal = cal.model_copy(update={"kernel_overhead_s": cal.inference_op_overhead_s})
     e = float(BYTES_PER[cfg.precision])
     peak = peak_for(chip, cfg.precision)
     ctx_max = cfg.prompt_len + cfg.output_len
@@ -155,7 +185,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         breakdown["pipeline_hops"]
     shares = {"bandwidth": breakdown["memory"], "compute": breakdown["compute"],
               "latency": lat_part}
-    activity = (breakdown["memory"] + breakdown["compute"]) / decode
+    activity = useful / chips / (peak * cal.matmul_efficiency)
     power = average_power(system.watts_per_chip, chips, activity, cal)
     return InferenceEstimate(
         model=model.name, system=system.name, chips=chips, config=cfg, ttft_s=prefill,
@@ -163,6 +193,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         request_latency_s=latency,
         end_to_end_tokens_per_s=b * cfg.output_len / latency,
         model_flops_per_s_per_chip=useful / chips, mfu=useful / chips / peak,
+        activity=min(1.0, activity),
         bound=max(shares, key=lambda k: shares[k]), breakdown=breakdown,
         memory_per_chip_bytes=tier_totals(placement),
         memory_breakdown_bytes={"weights": weights, "kv_cache": kv}, placement=placement,
@@ -183,11 +214,6 @@ def _decode_ops_time(ops: list[Op], peak: float, bw_w: float, bw_kv: float,
             parts["memory"] += t_mem
         else:
             parts["compute"] += t_cmp
-        parts["overhead"] += cal.kernel_overhead_s
-        total += max(t_mem, t_cmp) + cal.kernel_overhead_s
+        parts["overhead"] += o.kernels * cal.kernel_overhead_s
+        total += max(t_mem, t_cmp) + o.kernels * cal.kernel_overhead_s
     return total, parts
-
-
-def layers_per_stage(model: ModelSpec, pp: int) -> int:
-    """Largest number of layers one pipeline stage holds."""
-    return math.ceil(model.layers / pp)

@@ -105,9 +105,7 @@ def activation_bytes(
     layers = math.ceil(model.layers / pp)
     in_flight = min(pp, microbatches)
     factor = 1.0 + (pp - 1) / (pp * interleave) if interleave > 1 else 1.0
-    extra = 4.0 * model.seq_len * micro_batch * model.hidden * pp / tp * (1.0 + pp / model.layers) \
-        if pp > 1 else 0.0
-    return per_layer * layers * in_flight * factor + extra
+    return per_layer * layers * in_flight * factor
 
 
 def kv_cache_bytes(model: ModelSpec, batch: int, context: int, tp: int = 1, pp: int = 1,

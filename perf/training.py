@@ -98,6 +98,7 @@ class TrainingEstimate(BaseModel):
     hardware_flops_per_s_per_chip: float = Field(description="executed FLOPs per second per "
                                                  "chip (with recompute)")
     mfu: float = Field(description="model FLOPs utilisation of dense peak")
+    activity: float = Field(description="executed FLOP/s over achievable FLOP/s, drives power")
     hfu: float = Field(description="hardware FLOPs utilisation of dense peak")
     memory_per_chip_bytes: dict[str, float] = Field(description="bytes per chip by memory tier")
     memory_breakdown_bytes: dict[str, float] = Field(description="bytes per chip by category")
@@ -253,7 +254,8 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     chips = tp * pp * dp
     mflops = model_flops_per_token(model) * tokens
     hflops = training_flops_per_token(model, cfg.recompute) * tokens
-    power = average_power(system.watts_per_chip, chips, steady / step, cal)
+    activity = hflops / step / chips / (peak * cal.matmul_efficiency)
+    power = average_power(system.watts_per_chip, chips, activity, cal)
     mem_cat = {"weights": states["weights"], "gradients": states["gradients"],
                "optimizer": 0.0 if host_opt else states["optimizer"], "activations": acts}
     return TrainingEstimate(
@@ -262,6 +264,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         model_flops_per_s_per_chip=mflops / step / chips,
         hardware_flops_per_s_per_chip=hflops / step / chips,
         mfu=mflops / step / chips / peak, hfu=hflops / step / chips / peak,
+        activity=min(1.0, activity),
         memory_per_chip_bytes=tier_totals(placement), memory_breakdown_bytes=mem_cat,
         placement=placement, power_w=power,
         energy_per_step_j=None if power is None else power * step,

@@ -1,0 +1,153 @@
+"""Validation against published measurements: collectives, inference, MLPerf ordering, MPT.
+
+See :mod:`accelkb.perf.validation` for the row and file result types.
+"""
+
+from __future__ import annotations
+
+from accelkb.errors import InputError
+
+from .calibration import Calibration
+from .collectives import collective_time
+from .inference import InferenceConfig
+from .inference import estimate as infer_estimate
+from .training import TrainingConfig
+from .training import estimate as train_estimate
+from .validation import FileResult, Row, SystemResolver, known_models, read_rows
+
+NCCL = "nccl_allreduce_single_node_a100_v100.csv"
+
+
+def nccl_points(step: int = 1) -> list[tuple[int, int, float]]:
+    """(gpus, bytes, measured seconds) of the A100 all-reduce rows (every ``step``-th size)."""
+    out = []
+    for i, r in enumerate(read_rows(NCCL)):
+        if r["gpu"] != "A100" or i % step:
+            continue
+        secs = float(r["time_us_outofplace"]) * 1e-6
+        out.append((int(r["num_gpus"]), int(r["size_bytes"]), secs))
+    return out
+
+
+def check_nccl(systems: SystemResolver, cal: Calibration, step: int = 16) -> FileResult:
+    """nccl-tests all-reduce on one DGX A100 node (2-8 GPUs, 1 MB-1 GB): predicted time."""
+    res = FileResult(NCCL, "all-reduce time (us), A100")
+    node = systems("dgx-a100", 8)
+    for n, size, t in nccl_points(step):
+        pred = collective_time("all_reduce", float(size), n, node.levels, cal)
+        res.rows.append(Row(f"{n} GPUs {size / 2**20:.0f} MiB", t * 1e6, pred * 1e6))
+    return res
+
+
+ARGONNE = "llm_inference_bench_argonne_70b.csv"
+# Argonne's GPU nodes: Polaris has 4 x A100-SXM4-40GB per node; the H100 rows are SXM5 80 GB.
+_HW = {"Nvidia A100 GPU": "dgx-a100-320gb", "Nvidia H100 GPU": "dgx-h100"}
+_MODELS = {"meta-llama/Llama-2-70b-hf": "llama2-70b", "meta-llama/Meta-Llama-3-70B": "llama3-70b",
+           "Qwen/Qwen2-72B": "qwen2-72b"}
+_FRAMEWORKS = {"vLLM", "TensorRT-LLM", "Deepspeed-MII"}
+
+
+def check_gpu_inference(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """Argonne LLM-Inference-Bench on NVIDIA GPUs: request latency (prefill + decode), 16-bit.
+
+    Rows on hardware the knowledge base does not describe and llama.cpp rows (quantised GGUF
+    kernels, a different precision) are skipped with the reason. Serving engines queue requests
+    whose KV cache does not fit, so the batch runs in waves (``queue_when_full``).
+    """
+    res = FileResult(ARGONNE, "request latency (s), NVIDIA GPUs")
+    models = known_models()
+    for r in read_rows(ARGONNE):
+        label = f"{r['Hardware']} x{r['Num of Hardware']} {r['Framework']} {r['Model']} " \
+            f"io{r['Input Output Length']} b{r['Batch Size']}"
+        if r["Hardware"] not in _HW or r["Framework"] not in _FRAMEWORKS:
+            res.skipped.append(f"{label}: hardware or framework not modelled")
+            continue
+        n, io, b = int(r["Num of Hardware"]), int(r["Input Output Length"]), int(r["Batch Size"])
+        cfg = InferenceConfig(tp=n, batch=b, prompt_len=io, output_len=io, queue_when_full=True)
+        try:
+            est = infer_estimate(models[_MODELS[r["Model"]]], systems(_HW[r["Hardware"]], n),
+                                 cfg, cal)
+        except InputError as exc:
+            res.skipped.append(f"{label}: {exc}")
+            continue
+        res.rows.append(Row(label, float(r["Latency"]), est.request_latency_s))
+    return res
+
+
+MLPERF = "mlperf_training_ipu_vs_dgx_bert_resnet.csv"
+_MLPERF_SYSTEMS = {"IPU-POD16": ("ipu-pod16", 16), "IPU-POD64": ("ipu-pod64", 64),
+                   "dgxa100_ngc21.05_pytorch": ("dgx-a100", 8),
+                   "dgxa100_ngc21.09_pytorch": ("dgx-a100", 8)}
+
+
+def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """MLPerf BERT closed division: ratio of time-to-train of each IPU-POD to one DGX A100.
+
+    Both systems train the same number of samples to the target, so the predicted ratio is the
+    inverse ratio of training throughput at each submission's global batch (sequence 512). The
+    IPU layout follows Graphcore's submissions: 4-stage pipeline per replica, replicas over the
+    rest, optimizer state sharded over replicas (RTS), full recompute.
+    """
+    res = FileResult(MLPERF, "BERT time-to-train ratio IPU-POD / DGX A100 (x)")
+    bert = known_models()["bert-large"]
+    rows = [r for r in read_rows(MLPERF) if r["benchmark"] == "bert"
+            and r["system_dir"].endswith("closed") or (r["benchmark"] == "bert" and
+                                                      r["submitter"] == "NVIDIA")]
+    by_round: dict[str, dict[str, tuple[float, float]]] = {}
+    for r in rows:
+        if r["system_name"] not in _MLPERF_SYSTEMS or not r["time_to_train_minutes"]:
+            continue
+        name, chips = _MLPERF_SYSTEMS[r["system_name"]]
+        gbs = int(r["global_batch_size"])
+        try:
+            if name.startswith("ipu"):
+                cfg = TrainingConfig(tp=1, pp=4, dp=chips // 4, micro_batch=1, global_batch=gbs,
+                                     recompute="full", rts=True, precision="fp16", grad_bytes=2)
+            else:
+                cfg = TrainingConfig(tp=1, pp=1, dp=chips, micro_batch=gbs // chips,
+                                     global_batch=gbs, precision="bf16", fused_attention=True)
+            est = train_estimate(bert, systems(name, chips), cfg, cal)
+        except (InputError, KeyError) as exc:
+            res.skipped.append(f"{r['system_name']}: {exc}")
+            continue
+        seq_per_s = gbs / est.step_time_s
+        by_round.setdefault(r["mlperf_round"], {})[name] = (
+            float(r["time_to_train_minutes"]), 1.0 / seq_per_s)
+    for rnd, d in sorted(by_round.items()):
+        if "dgx-a100" not in d:
+            continue
+        for name in ("ipu-pod16", "ipu-pod64"):
+            if name in d:
+                res.rows.append(Row(f"{rnd} {name} / dgx-a100", d[name][0] / d["dgx-a100"][0],
+                                    d[name][1] / d["dgx-a100"][1]))
+    return res
+
+
+POWER = "llm_inference_bench_argonne_power.csv"
+_POWER_MODELS = {"meta-llama/Llama-2-7b-hf": "llama2-7b", "meta-llama/Meta-Llama-3-8B": "llama3-8b"}
+
+
+def check_power(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """Argonne measured average GPU power (mW in the source) during a batch of requests.
+
+    The measurement is the GPU board only, so the prediction uses the chip TDP rather than the
+    system's wall-power share: ``TDP x (idle + (1 - idle) x activity)`` with the decode activity.
+    """
+    res = FileResult(POWER, "average GPU power (W)")
+    models = known_models()
+    for r in read_rows(POWER):
+        label = f"{r['Hardware']} {r['Framework']} {r['Model']} b{r['Batch Size']}"
+        if r["Hardware"] not in _HW or r["Model"] not in _POWER_MODELS:
+            res.skipped.append(f"{label}: hardware or model not modelled")
+            continue
+        n, io, b = int(r["Num of Hardware"]), int(r["Input Output Length"]), int(r["Batch Size"])
+        system = systems(_HW[r["Hardware"]], n)
+        cfg = InferenceConfig(tp=n, batch=b, prompt_len=io, output_len=io, queue_when_full=True)
+        est = infer_estimate(models[_POWER_MODELS[r["Model"]]], system, cfg, cal)
+        tdp = system.chip.tdp_watts
+        if tdp is None:
+            res.skipped.append(f"{label}: chip has no TDP")
+            continue
+        watts = n * tdp * (cal.idle_power_fraction + (1 - cal.idle_power_fraction) * est.activity)
+        res.rows.append(Row(label, float(r["avg_power"]) / 1000.0, watts))
+    return res
