@@ -1,0 +1,242 @@
+"""``schedule(...)``: synthesize a collision-free collective schedule and prove its quality.
+
+Pipeline: bounds -> constructive schedules (:mod:`schedule_greedy`, decompositions of
+:mod:`schedule_decompose`) -> if the best one is above the bound and the instance is small
+enough, Z3 (:mod:`schedule_encoding`) at ``T-1, T-2, ...`` until UNSAT (then the schedule is
+proven OPTIMAL) or the time limit (then it is FEASIBLE, with its gap) -> the independent checker
+(:mod:`verify_schedule`) replays the result. A timeout never reads as UNSATISFIABLE.
+
+Examples
+--------
+>>> r = schedule("ring:8", "allgather", chunks=1)
+>>> r.status.value, r.makespan_steps, r.lower_bound_steps, r.verified
+('OPTIMAL', 4, 4, True)
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from accelkb.errors import InputError
+from accelkb.solver import schedule_encoding as enc
+from accelkb.solver.bounds import all_distances, lower_bounds
+from accelkb.solver.schedule_decompose import compose_allreduce, rounds
+from accelkb.solver.schedule_greedy import (
+    Budget,
+    choose_paths,
+    reverse,
+    route,
+    route_paths,
+    spread,
+)
+from accelkb.solver.schedule_model import ChunkId, Instance, ScheduleResult, Status, TransferT
+from accelkb.solver.topology import Topology, load_topology_file, parse_topology
+from accelkb.solver.verify_schedule import verify
+
+Z3_MAX_VARIABLES = 60_000  # send variables of the monolithic encoding worth trying
+BIG_TRANSFERS = 400_000  # above this, build allgathers from one-chunk rounds first
+
+
+def _topology(topology: str | Path | Topology) -> Topology:
+    if isinstance(topology, Topology):
+        return topology
+    text = str(topology)
+    if isinstance(topology, Path) or text.endswith(".json"):
+        return load_topology_file(text)
+    return parse_topology(text)
+
+
+class _Best:
+    """The best schedule so far and how it was found."""
+
+    def __init__(self) -> None:
+        self.steps: int | None = None
+        self.transfers: list[TransferT] = []
+        self.method = ""
+
+    def offer(self, steps: int, transfers: list[TransferT], method: str) -> None:
+        if self.steps is None or steps < self.steps:
+            self.steps, self.transfers, self.method = steps, transfers, method
+
+
+def _spread_variants(topo: Topology, chunks: list[ChunkId], origins: list[list[int]],
+                     dist, deadline: float, best: _Best, label: str, tr=None) -> None:
+    """Run the pull heuristic in its variants; ``tr`` post-processes (e.g. reversal)."""
+    k = len(chunks)
+    # pipeline order: chunk index first, then origin
+    rank = [0] * k
+    for pos, j in enumerate(sorted(range(k), key=lambda j: (chunks[j][-1], chunks[j][0]))):
+        rank[j] = pos
+    for far in (True, False):
+        if best.steps is not None and time.monotonic() > deadline:
+            return
+        try:
+            steps, trs = spread(topo, chunks, origins, deadline=deadline, order=rank,
+                                far_first=far, dist=dist)
+        except Budget:
+            return
+        if tr is not None:
+            trs = tr(steps, trs)
+        best.offer(steps, trs, f"{label} ({'farthest-origin' if far else 'rarest'}-first pull)")
+
+
+def _allgather_like(inst: Instance, topo: Topology, deadline: float, best: _Best,
+                    reverse_out: bool) -> None:
+    """Allgather or broadcast on ``topo``; with ``reverse_out`` run backwards (reduce-scatter)."""
+    ids = inst.chunk_ids()
+    dist = all_distances(topo)
+    tr = (lambda steps, trs: reverse(steps, trs)) if reverse_out else None
+    label = "time-reversed allgather on G^T" if reverse_out else "constructive"
+    c = inst.chunks
+    if inst.collective in ("allgather", "reduce_scatter") and c > 1 \
+            and len(ids) * inst.n > BIG_TRANSFERS:
+        one = [(r, 0) for r in range(inst.n)]
+        try:
+            s1, t1 = spread(topo, one, [[r] for r in range(inst.n)], deadline=deadline,
+                            far_first=False, dist=dist)
+            steps, trs = rounds(topo, t1, s1, c, lambda ch, i: (ch[0], i))
+            if tr is not None:
+                trs = tr(steps, trs)
+            best.offer(steps, trs, f"{label}, {c} one-chunk rounds overlaid (time windows)")
+        except Budget:
+            pass
+    origins = [inst.sources(ch) if not reverse_out else [ch[0]] for ch in ids]
+    _spread_variants(topo, ids, origins, dist, deadline, best, label, tr)
+
+
+def _allreduce(inst: Instance, deadline: float, best: _Best) -> None:
+    """Reduce-scatter to owner ``j mod n`` + allgather from it, composed (see decompose)."""
+    topo, n = inst.topology, inst.n
+    ids = inst.chunk_ids()
+    owner = [j % n for j in range(len(ids))]
+    for far in (False, True):
+        try:
+            rs_steps, rs = spread(topo.reversed(), ids, [[o] for o in owner], deadline=deadline,
+                                  far_first=far, dist=all_distances(topo.reversed()))
+            ag_steps, ag = spread(topo, ids, [[o] for o in owner], deadline=deadline,
+                                  far_first=far, dist=all_distances(topo))
+        except Budget:
+            return
+        steps, trs = compose_allreduce(topo, reverse(rs_steps, rs), rs_steps, ag, ag_steps)
+        best.offer(steps, trs, "reduce-scatter + allgather composed, overlapped")
+
+
+def _routed(inst: Instance, deadline: float, best: _Best) -> None:
+    """Alltoall / traffic: load-balanced shortest paths, then farthest-first per link."""
+    topo = inst.topology
+    dist = all_distances(topo)
+    demand = [(cid, cid[0], cid[1]) for cid in inst.chunk_ids()]
+    try:
+        paths = choose_paths(topo, demand, dist, deadline=deadline)
+        steps, trs = route_paths(topo, demand, paths, deadline=deadline)
+        best.offer(steps, trs, "path-based: balanced shortest paths, farthest-first links")
+        if time.monotonic() < deadline and len(demand) < 50_000:
+            steps, trs = route(topo, demand, dist, deadline=deadline)
+            best.offer(steps, trs, "hop-by-hop farthest-first routing")
+    except Budget:
+        return
+
+
+def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
+    """Z3 at best-1, best-2, ... Returns 'optimal' (UNSAT one below), 'bound' or 'timeout'."""
+    reducing = inst.collective == "reduce_scatter"
+    topo = inst.topology.reversed() if reducing else inst.topology
+    ids = inst.chunk_ids()
+    srcs = tuple(tuple([c[0]] if reducing else inst.sources(c)) for c in ids)
+    dsts = tuple(tuple(range(inst.n)) if reducing else tuple(inst.destinations(c)) for c in ids)
+    dist = all_distances(topo)
+    assert best.steps is not None
+    while best.steps > lb:
+        p = enc.SpreadProblem(topo, tuple(ids), srcs, dsts, best.steps - 1)
+        if enc.encoding_size(p) > Z3_MAX_VARIABLES:
+            return "too big"
+        verdict, trs = enc.solve(p, dist, deadline)
+        if verdict == "unsat":
+            return "optimal"
+        if verdict != "sat":
+            return "timeout"
+        steps = max((t for t, *_ in trs), default=-1) + 1
+        if reducing:
+            trs = reverse(steps, trs)
+        best.offer(steps, trs, "Z3 exact encoding" + (" on G^T, time-reversed" if reducing
+                                                      else ""))
+    return "bound"
+
+
+def schedule(topology: str | Path | Topology, collective: str, chunks: int = 1,
+             time_limit_s: float = 60.0, demand: list[tuple[int, int, int]] | None = None,
+             root: int = 0, use_z3: bool = True) -> ScheduleResult:
+    """Synthesize a collision-free schedule with its lower bound and proof status.
+
+    Parameters
+    ----------
+    topology
+        a generator spec (``"torus:4x4"``), a node-link JSON path, or a :class:`Topology`.
+    collective
+        ``allgather``, ``reduce_scatter``, ``allreduce``, ``alltoall``, ``broadcast`` (from
+        ``root``) or ``traffic`` (with ``demand`` = ``[(src, dst, chunks), ...]``).
+    chunks
+        chunks per rank (allreduce: vector length in unit chunks).
+    time_limit_s
+        wall-clock budget; on expiry the best schedule so far is returned as FEASIBLE.
+
+    Raises
+    ------
+    InputError
+        bad topology, collective or parameters.
+    """
+    t0 = time.monotonic()
+    if time_limit_s <= 0:
+        raise InputError(f"expected a time limit > 0 seconds, got {time_limit_s}")
+    topo = _topology(topology)
+    inst = Instance(topo, collective, chunks, tuple(demand or ()), root)
+    deadline = t0 + time_limit_s
+    b = lower_bounds(topo, collective, chunks, use_lp=topo.n <= 16,
+                     demand=inst.demand_map() if collective == "traffic" else None)
+    lb = b.best
+    best = _Best()
+    if collective in ("allgather", "broadcast"):
+        _allgather_like(inst, topo, deadline, best, reverse_out=False)
+    elif collective == "reduce_scatter":
+        _allgather_like(inst, topo.reversed(), deadline, best, reverse_out=True)
+    elif collective == "allreduce":
+        _allreduce(inst, deadline, best)
+    else:
+        _routed(inst, deadline, best)
+    proof = ""
+    if best.steps is None:
+        return _result(inst, b, Status.UNKNOWN, None, [], "none", "time limit reached before "
+                       "any schedule was built", False, t0)
+    if best.steps > lb and use_z3 and collective != "allreduce":
+        verdict = _z3_improve(inst, lb, deadline, best)
+        if verdict == "optimal":
+            proof = (f"Z3: UNSAT with {best.steps - 1} steps" +
+                     (" (reduce-scatter on G = allgather on G^T reversed)"
+                      if collective == "reduce_scatter" else ""))
+        elif verdict == "timeout":
+            proof = "Z3 timed out below the best schedule; gap to the lower bound remains"
+        elif verdict == "too big":
+            proof = "monolithic encoding too large; gap to the lower bound remains"
+    if best.steps == lb:
+        proof = f"makespan equals the lower bound ({b.best_name})"
+    status = Status.OPTIMAL if best.steps == lb or proof.startswith("Z3: UNSAT") else \
+        Status.FEASIBLE
+    if not proof:
+        proof = "no proof of optimality; gap to the lower bound remains"
+    report = verify(inst, best.transfers, best.steps)
+    if not report.ok:
+        return _result(inst, b, Status.ERROR, best.steps, best.transfers, best.method,
+                       "independent checker rejected the schedule: " + report.errors[0],
+                       False, t0)
+    return _result(inst, b, status, best.steps, best.transfers, best.method, proof, True, t0)
+
+
+def _result(inst: Instance, b, status: Status, steps: int | None, transfers: list[TransferT],
+            method: str, proof: str, verified: bool, t0: float) -> ScheduleResult:
+    gap = None if steps is None or b.best == 0 else round(steps / b.best - 1, 4)
+    return ScheduleResult.model_construct(
+        status=status, topology=inst.topology.name, chips=inst.n, collective=inst.collective,
+        chunks_per_rank=inst.chunks, makespan_steps=steps, lower_bound_steps=b.best,
+        bounds=dict(b.values), gap=gap, method=method, proof=proof, verified=verified,
+        synthesis_seconds=time.monotonic() - t0, transfers=tuple(sorted(transfers)))

@@ -1,0 +1,138 @@
+"""Exact Z3 encoding of a non-combining collective within a fixed number of steps.
+
+Instance (frozen, :class:`~accelkb.solver.schedule_model.Instance`) -> encoding (one function
+per constraint group below, every Z3 name readable: ``send[c=2.0][3->4]@t1``) -> decoding into
+plain transfers. The encoder prints nothing.
+
+Variables exist only where a send can matter: a chunk can leave chip ``u`` at step ``t`` only if
+``t >= distance(sources, u)``, and a single-destination chunk only towards chips from which its
+destination is still reachable in time. Reductions are handled by the caller through time
+reversal (a reduce-scatter on G is an allgather on G reversed, run backwards).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import z3
+
+from accelkb.solver.schedule_model import ChunkId, TransferT
+from accelkb.solver.topology import Topology
+
+
+@dataclass(frozen=True)
+class SpreadProblem:
+    """Chunks with start chips and destination chips on a topology, within ``steps`` steps."""
+
+    topology: Topology
+    chunks: tuple[ChunkId, ...]
+    sources: tuple[tuple[int, ...], ...]
+    destinations: tuple[tuple[int, ...], ...]
+    steps: int
+
+
+def _name(c: ChunkId) -> str:
+    return ".".join(map(str, c))
+
+
+def _create_send_variables(p: SpreadProblem, dist: Sequence[Sequence[int]]
+                           ) -> dict[tuple[int, int, int, int], z3.BoolRef]:
+    """send[(chunk index, u, v, t)]: chunk goes over link u->v in step t (pruned by distance)."""
+    var: dict[tuple[int, int, int, int], z3.BoolRef] = {}
+    for ci, c in enumerate(p.chunks):
+        srcs, dsts = p.sources[ci], p.destinations[ci]
+        early = [min(dist[s][v] for s in srcs) for v in range(p.topology.n)]
+        for (u, v) in sorted(p.topology.links):
+            if v in srcs:
+                continue
+            for t in range(early[u], p.steps):
+                if len(dsts) == 1 and t + 1 + dist[v][dsts[0]] > p.steps:
+                    continue
+                var[(ci, u, v, t)] = z3.Bool(f"send[c={_name(c)}][{u}->{v}]@t{t}")
+    return var
+
+
+def _add_causality(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
+    """A chip forwards a chunk only after receiving it in an earlier step (or starting with it)."""
+    into: dict[tuple[int, int], list[tuple[int, z3.BoolRef]]] = {}
+    for (ci, _u, v, t), b in var.items():
+        into.setdefault((ci, v), []).append((t, b))
+    for (ci, u, _v, t), b in var.items():
+        if u in p.sources[ci]:
+            continue
+        before = [x for (t2, x) in into.get((ci, u), []) if t2 < t]
+        s.add(z3.Implies(b, z3.Or(before)) if before else z3.Not(b))
+
+
+def _add_single_receipt(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
+    """Each chip receives each chunk at most once (so schedules reverse into reductions)."""
+    into: dict[tuple[int, int], list[z3.BoolRef]] = {}
+    for (ci, _u, v, _t), b in var.items():
+        into.setdefault((ci, v), []).append(b)
+    for bs in into.values():
+        if len(bs) > 1:
+            s.add(z3.AtMost(*bs, 1))
+
+
+def _add_link_capacity(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
+    """No unit link carries more than one chunk per step: collision-free by construction."""
+    per_link: dict[tuple[int, int, int], list[z3.BoolRef]] = {}
+    for (_ci, u, v, t), b in var.items():
+        per_link.setdefault((u, v, t), []).append(b)
+    for (u, v, _t), bs in per_link.items():
+        cap = p.topology.links[(u, v)]
+        if len(bs) > cap:
+            s.add(z3.AtMost(*bs, cap))
+
+
+def _add_delivery(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
+    """Every destination receives every chunk it does not start with."""
+    into: dict[tuple[int, int], list[z3.BoolRef]] = {}
+    for (ci, _u, v, _t), b in var.items():
+        into.setdefault((ci, v), []).append(b)
+    for ci in range(len(p.chunks)):
+        for d in p.destinations[ci]:
+            if d in p.sources[ci]:
+                continue
+            s.add(z3.Or(into.get((ci, d), [])) if into.get((ci, d)) else z3.BoolVal(False))
+
+
+def encode(p: SpreadProblem, dist: Sequence[Sequence[int]]) -> tuple[z3.Solver, dict]:
+    """Build the solver for ``p`` (no solving)."""
+    s = z3.Solver()
+    var = _create_send_variables(p, dist)
+    _add_causality(s, p, var)
+    _add_single_receipt(s, p, var)
+    _add_link_capacity(s, p, var)
+    _add_delivery(s, p, var)
+    return s, var
+
+
+def decode(p: SpreadProblem, var: dict, model: z3.ModelRef) -> list[TransferT]:
+    """The transfers that the model sets, as ``(step, src, dst, chunk)``."""
+    return sorted((t, u, v, p.chunks[ci]) for (ci, u, v, t), b in var.items()
+                  if z3.is_true(model.eval(b, model_completion=True)))
+
+
+def solve(p: SpreadProblem, dist: Sequence[Sequence[int]], deadline: float
+          ) -> tuple[str, list[TransferT]]:
+    """``("sat", transfers)``, ``("unsat", [])`` or ``("unknown", [])`` before ``deadline``."""
+    left = deadline - time.monotonic()
+    if left <= 0.05:
+        return "unknown", []
+    s, var = encode(p, dist)
+    s.set("timeout", max(1, int((deadline - time.monotonic()) * 1000)))
+    res = s.check()
+    if res == z3.sat:
+        return "sat", decode(p, var, s.model())
+    if res == z3.unsat:
+        return "unsat", []
+    return "unknown", []
+
+
+def encoding_size(p: SpreadProblem) -> int:
+    """Rough number of send variables (to decide whether a monolithic encoding is worth it)."""
+    n_src = sum(p.topology.unit_links for _ in p.chunks)
+    return n_src * p.steps

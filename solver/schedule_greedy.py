@@ -1,0 +1,292 @@
+"""Fast constructive schedules: step-synchronous, collision-free by construction.
+
+- :func:`spread` (allgather, broadcast, and reduce_scatter through time reversal): every step,
+  every chip *pulls* over each in-link a chunk it lacks and the sender holds, giving priority to
+  chunks that only this in-link can deliver, then to the rarest chunks network-wide, then to
+  the oldest chunk index (which pipelines many chunks per rank). Chunk sets are Python integer
+  bitsets, so 576 chips x 5760 chunks stay fast.
+- :func:`route` (alltoall, traffic matrices): store-and-forward along shortest paths; each step
+  every out-link takes the queued chunk farthest from its destination, spreading chunks with
+  several shortest next hops over the least-used link.
+- :func:`reverse` turns an allgather-style schedule on the reversed topology into a
+  reduce-scatter schedule (a broadcast tree run backwards is a reduction tree).
+
+The results are heuristic; :mod:`accelkb.solver.schedule_api` compares them with the lower
+bounds and asks Z3 for the rest.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections import deque
+
+from accelkb.solver.schedule_model import ChunkId, TransferT
+from accelkb.solver.topology import Topology
+
+
+class Budget(Exception):
+    """The time limit ran out before the construction finished."""
+
+
+def spread(topo: Topology, chunks: list[ChunkId], origins: list[list[int]],
+           need: list[int] | None = None, deadline: float | None = None,
+           order: list[int] | None = None, far_first: bool = False,
+           dist: list[list[int]] | None = None) -> tuple[int, list[TransferT]]:
+    """Spread chunks from their origins until chip ``v`` holds every chunk in bitset need[v].
+
+    ``order`` gives each chunk's priority rank (lower = earlier; default: list order). With
+    ``far_first`` (needs ``dist``) a chip first takes the chunks whose origin is farthest from
+    it (they have the least slack before the diameter deadline). Returns
+    ``(makespan_steps, transfers)``.
+
+    Raises
+    ------
+    Budget
+        when ``deadline`` (a ``time.monotonic()`` value) passes.
+    """
+    n, k = topo.n, len(chunks)
+    order = order if order is not None else list(range(k))
+    bit_of = order  # chunk i lives at bit order[i]
+    chunk_at = [0] * k
+    for i, b in enumerate(bit_of):
+        chunk_at[b] = i
+    held = [0] * n
+    holders = [0] * k
+    for i, srcs in enumerate(origins):
+        for s in srcs:
+            held[s] |= 1 << bit_of[i]
+            holders[bit_of[i]] += 1
+    full = (1 << k) - 1
+    need = need if need is not None else [full] * n
+    inn = [[(u, topo.links[(u, v)]) for u in nbrs] for v, nbrs in enumerate(topo.in_neighbors())]
+    far = None
+    if far_first and dist is not None:
+        far = [[0] * k for _ in range(n)]
+        for i, srcs in enumerate(origins):
+            for v in range(n):
+                far[v][bit_of[i]] = min(dist[s][v] for s in srcs)
+    transfers: list[TransferT] = []
+    step = 0
+    while any(need[v] & ~held[v] for v in range(n)):
+        if deadline is not None and time.monotonic() > deadline:
+            raise Budget()
+        new = list(held)
+        gained: list[int] = []
+        for v in range(n):
+            lack = need[v] & ~held[v]
+            if not lack:
+                continue
+            cands = [(held[u] & lack, u, m) for u, m in inn[v]]
+            cands = [c for c in cands if c[0]]
+            if not cands:
+                continue
+            cands.sort(key=lambda c: c[0].bit_count())
+            picked = 0
+            for idx, (cand, u, m) in enumerate(cands):
+                cand &= ~picked
+                if not cand:
+                    continue
+                others = 0
+                for j, other in enumerate(cands):
+                    if j != idx:
+                        others |= other[0]
+                for _ in range(m):
+                    if not cand:
+                        break
+                    excl = cand & ~others
+                    pool = excl if excl else cand
+                    b = (_farthest(pool, holders, far[v]) if far is not None
+                         else _rarest(pool, holders))
+                    bit = 1 << b
+                    picked |= bit
+                    cand &= ~bit
+                    transfers.append((step, u, v, chunks[chunk_at[b]]))
+                    gained.append(b)
+            new[v] |= picked
+        if not gained:
+            raise ValueError("no progress: some chip cannot be reached")  # pragma: no cover
+        for b in gained:
+            holders[b] += 1
+        held = new
+        step += 1
+    return step, transfers
+
+
+def _rarest(pool: int, holders: list[int], scan: int = 6) -> int:
+    """Among the lowest ``scan`` bits of ``pool``, the chunk with the fewest holders."""
+    best_b, best_h = -1, 1 << 60
+    for _ in range(scan):
+        if not pool:
+            break
+        low = pool & -pool
+        b = low.bit_length() - 1
+        if holders[b] < best_h:
+            best_b, best_h = b, holders[b]
+        pool ^= low
+    return best_b
+
+
+def _farthest(pool: int, holders: list[int], far_v: list[int], scan: int = 64) -> int:
+    """Among the lowest ``scan`` bits of ``pool``: farthest origin first, then rarest."""
+    best_b, best_key = -1, (1 << 60, 0)
+    for _ in range(scan):
+        if not pool:
+            break
+        low = pool & -pool
+        b = low.bit_length() - 1
+        key = (-far_v[b], holders[b])
+        if key < best_key:
+            best_b, best_key = b, key
+        pool ^= low
+    return best_b
+
+
+def reverse(makespan: int, transfers: list[TransferT]) -> list[TransferT]:
+    """Time-reverse and flip every transfer: a broadcast on G^T becomes a reduction on G."""
+    return [(makespan - 1 - t, v, u, c) for t, u, v, c in transfers]
+
+
+def route(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: list[list[int]],
+          deadline: float | None = None) -> tuple[int, list[TransferT]]:
+    """Route unit chunks ``(id, src, dst)`` along shortest paths, farthest-first per link.
+
+    Raises
+    ------
+    Budget
+        when ``deadline`` passes.
+    """
+    n = topo.n
+    out = topo.out_neighbors()
+    cap = {e: m for e, m in topo.links.items()}
+    # next hops of u towards d
+    nxt: list[dict[int, list[int]]] = [dict() for _ in range(n)]
+    queues: list[dict[int, deque[ChunkId]]] = [dict() for _ in range(n)]
+    remaining = 0
+    for cid, s, d in demand:
+        queues[s].setdefault(d, deque()).append(cid)
+        remaining += 1
+    transfers: list[TransferT] = []
+    used: dict[tuple[int, int], int] = {}
+    step = 0
+    while remaining:
+        if deadline is not None and time.monotonic() > deadline:
+            raise Budget()
+        moves: list[tuple[int, int, ChunkId]] = []
+        for u in range(n):
+            q = queues[u]
+            if not q:
+                continue
+            free = {v: cap[(u, v)] for v in out[u]}
+            total_free = sum(free.values())
+            for d in sorted(q, key=lambda d: (-dist[u][d], d)):
+                hops = nxt[u].get(d)
+                if hops is None:
+                    hops = [v for v in out[u] if dist[v][d] == dist[u][d] - 1]
+                    nxt[u][d] = hops
+                dq = q[d]
+                while dq:
+                    open_hops = [v for v in hops if free[v] > 0]
+                    if not open_hops:
+                        break
+                    v = min(open_hops, key=lambda w: (used.get((u, w), 0) - free[w], w))
+                    free[v] -= 1
+                    total_free -= 1
+                    used[(u, v)] = used.get((u, v), 0) + 1
+                    moves.append((v, d, dq.popleft()))
+                    transfers.append((step, u, v, moves[-1][2]))
+                if not dq:
+                    del q[d]
+                if total_free == 0:
+                    break
+        for v, d, cid in moves:
+            if v == d:
+                remaining -= 1
+            else:
+                queues[v].setdefault(d, deque()).append(cid)
+        step += 1
+    return step, transfers
+
+
+def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: list[list[int]],
+                 passes: int = 3, deadline: float | None = None) -> list[list[int]]:
+    """Shortest paths for every chunk, balancing the load per unit link.
+
+    Each chunk walks from its source choosing, among next hops on a shortest path, the link
+    with the least load per unit link so far; later passes rip up each path and re-route it
+    against everyone else's load.
+    """
+    out = topo.out_neighbors()
+    cap = topo.links
+    load: dict[tuple[int, int], int] = {e: 0 for e in cap}
+    nxt: dict[tuple[int, int], list[int]] = {}
+    paths: list[list[int]] = [[] for _ in demand]
+    for p in range(passes):
+        if p and deadline is not None and time.monotonic() > deadline:
+            break
+        for i, (_, s, d) in enumerate(demand):
+            old = paths[i]
+            for a, b in zip(old, old[1:], strict=False):
+                load[(a, b)] -= 1
+            best: dict[int, tuple[float, float, int]] = {d: (0.0, 0.0, -1)}
+
+            def cost(u: int, d: int = d) -> tuple[float, float, int]:
+                # (bottleneck load per unit link, summed load, next hop) over shortest paths
+                got = best.get(u)
+                if got is not None:
+                    return got
+                hops = nxt.get((u, d))
+                if hops is None:
+                    hops = [v for v in out[u] if dist[v][d] == dist[u][d] - 1]
+                    nxt[(u, d)] = hops
+                res = (float("inf"), float("inf"), -1)
+                for v in hops:
+                    here = (load[(u, v)] + 1) / cap[(u, v)]
+                    below = cost(v)
+                    cand = (max(here, below[0]), here + below[1], v)
+                    if cand < res:
+                        res = cand
+                best[u] = res
+                return res
+
+            path, u = [s], s
+            while u != d:
+                v = cost(u)[2]
+                load[(u, v)] += 1
+                path.append(v)
+                u = v
+            paths[i] = path
+    return paths
+
+
+def route_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], paths: list[list[int]],
+                deadline: float | None = None) -> tuple[int, list[TransferT]]:
+    """Schedule chunks on fixed paths: each step every link sends the chunks with most hops left.
+
+    Raises
+    ------
+    Budget
+        when ``deadline`` passes.
+    """
+    waiting: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    for i, path in enumerate(paths):
+        if len(path) > 1:
+            heapq.heappush(waiting.setdefault((path[0], path[1]), []), (-(len(path) - 1), i, 0))
+    transfers: list[TransferT] = []
+    step = 0
+    while any(waiting.values()):
+        if deadline is not None and time.monotonic() > deadline:
+            raise Budget()
+        moved: list[tuple[int, int]] = []
+        for e, heap in waiting.items():
+            for _ in range(min(topo.links[e], len(heap))):
+                _, i, pos = heapq.heappop(heap)
+                transfers.append((step, e[0], e[1], demand[i][0]))
+                moved.append((i, pos + 1))
+        for i, pos in moved:
+            path = paths[i]
+            if pos < len(path) - 1:
+                heapq.heappush(waiting.setdefault((path[pos], path[pos + 1]), []),
+                               (-(len(path) - 1 - pos), i, pos))
+        step += 1
+    return step, transfers
