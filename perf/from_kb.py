@@ -1,0 +1,226 @@
+"""Build performance-model specs from the knowledge base (the typed interface KB -> perf).
+
+A system in the ontology is a chain of levels (e.g. DGX A100 SuperPOD -> DGX A100 -> chips);
+each level with an ``ak:hasTopology`` becomes one :class:`NetworkLevelSpec`, innermost first.
+Memory tiers attached to a chip are per chip; tiers attached to a system (IPU-M2000 streaming
+memory) are shared, so each chip gets capacity and bandwidth divided by that system's chips.
+Tiers without a published bandwidth (GPU L2, TPU CMEM) are left out: the model cannot time them.
+
+Examples
+--------
+>>> spec = system_spec("dgx-a100-superpod")
+>>> spec.chips, [lvl.group_chips for lvl in spec.levels]
+(1120, [8, 1120])
+>>> model_spec("llama2-70b").kv_heads
+8
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from rdflib import Graph, Literal, URIRef
+
+from accelkb.errors import InputError
+from accelkb.ontology.kb import KnowledgeBase
+from accelkb.ontology.namespace import AK
+from accelkb.perf.specs import ChipSpec, MemoryTierSpec, ModelSpec, NetworkLevelSpec, SystemSpec
+
+_PEAKS = {AK.peakFlopsFp32: "fp32", AK.peakFlopsTf32: "tf32", AK.peakFlopsFp16: "fp16",
+          AK.peakFlopsBf16: "bf16", AK.peakFlopsFp8: "fp8", AK.peakOpsInt8: "int8"}
+_TIERS = {AK.OnChipSRAM: "sram", AK.HBM: "hbm", AK.DDR: "ddr", AK.StreamingMemory: "streaming"}
+_TOPOLOGIES = {AK.FullyConnected: "full", AK.Ring: "ring", AK.Torus: "torus",
+               AK.Switched: "switch", AK.FatTree: "switch", AK.Dragonfly: "dragonfly"}
+_TIER_ORDER = {"sram": 0, "hbm": 1, "ddr": 2, "streaming": 3}
+
+
+@functools.lru_cache(maxsize=1)
+def default_kb() -> KnowledgeBase:
+    """The bundled knowledge base, loaded and validated once per process."""
+    return KnowledgeBase()
+
+
+def _num(g: Graph, s: Any, p: URIRef) -> float | None:
+    v = g.value(s, p)
+    return float(v.toPython()) if isinstance(v, Literal) else None
+
+
+def _int(g: Graph, s: Any, p: URIRef) -> int | None:
+    v = _num(g, s, p)
+    return None if v is None else int(v)
+
+
+def _short(g: Graph, s: Any) -> str:
+    return str(g.value(s, AK.shortName) or s)
+
+
+def _chain(g: Graph, system: URIRef) -> list[URIRef]:
+    """The system and its nested subsystems, outermost first."""
+    chain, seen, node = [], set(), system
+    while node is not None and node not in seen:
+        chain.append(node)
+        seen.add(node)
+        node = g.value(node, AK.subsystem)
+    return chain
+
+
+def _tier(g: Graph, tier: Any, share: int) -> MemoryTierSpec | None:
+    kind = _TIERS.get(g.value(tier, AK.tierKind))  # type: ignore[arg-type]
+    cap = _num(g, tier, AK.capacityBytes)
+    bw = _num(g, tier, AK.bandwidthBytesPerSecond)
+    if kind is None or cap is None or bw is None or bw <= 0:
+        return None
+    return MemoryTierSpec(kind=kind, capacity_bytes=cap / share, bandwidth_bytes_per_s=bw / share)
+
+
+def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierSpec] = ()) -> ChipSpec:  # type: ignore[assignment]
+    """The :class:`ChipSpec` of a chip IRI, plus tiers shared from its systems."""
+    g = kb.asserted
+    peaks = {key: v for p, key in _PEAKS.items() if (v := _num(g, chip, p)) is not None}
+    tiers = [t for tier in g.objects(chip, AK.hasMemoryTier) if (t := _tier(g, tier, 1))]
+    tiers += list(shared_tiers)
+    tiers.sort(key=lambda t: (_TIER_ORDER[t.kind], -t.bandwidth_bytes_per_s))
+    name = _short(g, chip)
+    if not peaks:
+        raise InputError(f"chip {name}: expected at least one peak throughput in the knowledge base")
+    if not tiers:
+        raise InputError(f"chip {name}: expected a memory tier with capacity and bandwidth, got none")
+    return ChipSpec(name=name, peak_flops=peaks, memory_tiers=tiers,
+                    tdp_watts=_num(g, chip, AK.tdpWatts),
+                    source_note=f"accelkb knowledge base, {chip}")
+
+
+def _level(g: Graph, system: URIRef) -> NetworkLevelSpec | None:
+    topo = g.value(system, AK.hasTopology)
+    if topo is None:
+        return None
+    bw = _num(g, topo, AK.injectionBandwidthBytesPerSecondPerChip)
+    if bw is None:
+        links = list(g.objects(topo, AK.usesLink))
+        per_link = _num(g, links[0], AK.bandwidthBytesPerSecondPerDirection) if links else None
+        per_chip = _num(g, topo, AK.linksPerEndpoint)
+        bw = per_link * per_chip if per_link and per_chip else None
+    if bw is None:
+        return None
+    latency = _num(g, topo, AK.perHopLatencySeconds)
+    if latency is None:
+        latency = next((v for link in g.objects(topo, AK.usesLink)
+                        if (v := _num(g, link, AK.latencySeconds)) is not None), 0.0)
+    kind = _TOPOLOGIES.get(g.value(topo, AK.topologyKind), "switch")  # type: ignore[arg-type]
+    return NetworkLevelSpec(
+        name=str(g.value(topo, AK.generatorSpec) or _short(g, system)),
+        group_chips=_int(g, system, AK.chipCount) or 1,
+        bandwidth_bytes_per_s_per_chip=bw, latency_s=latency,
+        topology=kind,  # type: ignore[arg-type]
+        max_hops=max(1, _int(g, topo, AK.maxHops) or 1),
+    )
+
+
+def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = None) -> SystemSpec:
+    """The :class:`SystemSpec` of a system short name, optionally scaled to ``chips`` chips.
+
+    Raises
+    ------
+    UnknownNameError
+        The name is not a system (the message lists the closest names).
+    InputError
+        The knowledge base lacks what the model needs (e.g. no inter-chip network is published).
+    """
+    kb = kb or default_kb()
+    g = kb.asserted
+    iri = kb.resolve("system", name)
+    chain = _chain(g, iri)
+    chip = g.value(iri, AK.chip)
+    shared = []
+    for part in chain:
+        n = _int(g, part, AK.chipCount) or 1
+        shared += [t for tier in g.objects(part, AK.hasMemoryTier) if (t := _tier(g, tier, n))]
+    levels = [lvl for part in reversed(chain) if (lvl := _level(g, part)) is not None]
+    total = _int(g, iri, AK.chipCount) or 1
+    if not levels:
+        if total > 1 or (chips or 1) > 1:
+            raise InputError(
+                f"system {name}: the knowledge base has no inter-chip network for it (no ak:hasTopology "
+                "with a bandwidth on any level); add one in Turtle to estimate multi-chip runs")
+        levels = []
+    # Power and host links are often given for the repeated part (a DGX node, an IPU-M2000):
+    # take the outermost level that has one and share it among that level's chips.
+    power = host_bw = None
+    for part in chain:
+        n = _int(g, part, AK.chipCount) or 1
+        if power is None and (w := _num(g, part, AK.powerWatts)) is not None:
+            power = w / n
+        host = g.value(part, AK.hostLink)
+        if host_bw is None and host is not None and (
+                b := _num(g, host, AK.bandwidthBytesPerSecondPerDirection)) is not None:
+            host_bw = b / n
+    spec = SystemSpec(
+        name=name, chip=chip_spec_of(kb, chip, shared), chips=total, levels=levels or [
+            NetworkLevelSpec(name="single-chip", group_chips=1, bandwidth_bytes_per_s_per_chip=1.0,
+                             latency_s=0.0, topology="full")],
+        host_bandwidth_bytes_per_s_per_chip=host_bw,
+        power_watts_per_chip=power,
+    )
+    return spec.with_chips(chips) if chips is not None and chips != total else spec
+
+
+def model_spec(name: str, kb: KnowledgeBase | None = None) -> ModelSpec:
+    """The :class:`ModelSpec` of a transformer model short name.
+
+    Raises
+    ------
+    UnknownNameError
+        The name is not a model.
+    InputError
+        The model is not a transformer (e.g. ResNet-50) or lacks a shape property.
+    """
+    kb = kb or default_kb()
+    g = kb.asserted
+    iri = kb.resolve("model", name)
+    if (iri, None, None) in g and not any(
+            (c, None, None) for c in g.objects(iri, URIRef("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"))
+            if c in (AK.DecoderModel, AK.EncoderModel, AK.TransformerModel)):
+        raise InputError(f"model {name}: expected a transformer (layers, hidden, heads), "
+                         "got another architecture; the transformer performance model cannot shape it")
+    fields = {"layers": AK.layers, "hidden": AK.hiddenSize, "heads": AK.attentionHeads,
+              "ffn_hidden": AK.ffnHiddenSize, "vocab": AK.vocabSize, "seq_len": AK.sequenceLength}
+    values: dict[str, Any] = {}
+    for key, prop in fields.items():
+        v = _int(g, iri, prop)
+        if v is None:
+            raise InputError(f"model {name}: expected {prop.split('#')[-1]} in the knowledge base")
+        values[key] = v
+    values["kv_heads"] = _int(g, iri, AK.kvHeads) or values["heads"]
+    gated = g.value(iri, AK.gatedMlp)
+    values["gated_mlp"] = bool(gated.toPython()) if isinstance(gated, Literal) else False
+    return ModelSpec(name=name, **values)
+
+
+def topology_spec(name: str, kb: KnowledgeBase | None = None) -> tuple[str, float, float]:
+    """(generator spec, unit-link bandwidth per direction in B/s, per-hop latency in s) of the
+    outermost level of a system whose topology spans all of its chips.
+
+    Raises
+    ------
+    InputError
+        No level of the system has a chip-level generator spec.
+    """
+    kb = kb or default_kb()
+    g = kb.asserted
+    iri = kb.resolve("system", name)
+    for part in _chain(g, iri):
+        topo = g.value(part, AK.hasTopology)
+        spec = g.value(topo, AK.generatorSpec) if topo is not None else None
+        if spec is None or _int(g, topo, AK.endpointCount) != _int(g, part, AK.chipCount):
+            continue
+        link = g.value(topo, AK.usesLink)
+        bw = _num(g, link, AK.bandwidthBytesPerSecondPerDirection) if link is not None else None
+        if bw is None:
+            continue
+        lat = _num(g, topo, AK.perHopLatencySeconds)
+        if lat is None and link is not None:
+            lat = _num(g, link, AK.latencySeconds)
+        return str(spec), bw, lat or 0.0
+    raise InputError(f"system {name}: expected a topology with a generator spec spanning its chips "
+                     "and a link bandwidth in the knowledge base, found none")
