@@ -261,3 +261,55 @@ def check_vtrain(systems: SystemResolver, cal: Calibration, multi: bool,
             continue
         res.rows.append(Row(label, float(r["iteration time (ms)"]), est.step_time_s * 1e3))
     return res
+
+
+def check_korthikanti_layer(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """Korthikanti Table 4 (medium confidence): GPT-3 per-layer forward and backward times, TP 8,
+    micro-batch 1, sequence 2048, including the layer's tensor-parallel collectives."""
+    from .collectives import collective_time
+    from .compute import layer_forward_ops, ops_time, peak_for, recompute_ops
+
+    res = FileResult("korthikanti2022_table4_per_layer_time_gpt3.csv", "per-layer time (ms)")
+    m = gpt("175B", 96, 12288, 96)
+    system = systems("dgx-a100-superpod", 8)
+    peak = peak_for(system.chip, "bf16")
+    bw = system.chip.memory_tiers[0].bandwidth_bytes_per_s
+    ar = collective_time("all_reduce", 2048 * m.hidden * 2.0, 8, system.levels, cal)
+    for r in read_rows(res.file):
+        exp = r["experiment"].lower()
+        sp = "sequence" in exp
+        rc = "full" if "full" in exp else "selective" if "selective" in exp else "none"
+        ops = layer_forward_ops(m, 1, 2048, 2048, 8, sp)
+        fwd = ops_time(ops, peak, bw, cal) + 2 * ar
+        bwd = ops_time(ops, peak, bw, cal, 2.0) + ops_time(recompute_ops(ops, rc), peak, bw, cal) \
+            + (4 if rc == "full" else 2) * ar
+        res.rows.append(Row(f"{r['experiment']} forward", float(r["forward_ms"]), fwd * 1e3))
+        res.rows.append(Row(f"{r['experiment']} backward", float(r["backward_ms"]), bwd * 1e3))
+    return res
+
+
+_MPT_SYSTEMS = {"a100_40gb": "dgx-a100-320gb", "a100_80gb": "dgx-a100-superpod",
+                "h100_80gb": "dgx-h100"}
+
+
+def check_mosaic(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """MosaicML MPT on 8-512 GPUs with FSDP (ZeRO-3, overlapped), flash attention, bf16:
+    training tokens/s per GPU at the published micro-batch and gradient accumulation."""
+    res = FileResult("mosaicml_mpt_training_throughput_mfu.csv", "tokens/s per GPU")
+    models = known_models()
+    for r in read_rows(res.file):
+        label = f"mpt-{r['Model']} {r['GPU']} x{r['# GPUs']} s{r['SeqLen (T)']} " \
+            f"mb{r['MicroBatchSize']}"
+        n, mb, seq = int(r["# GPUs"]), int(r["MicroBatchSize"]), int(r["SeqLen (T)"])
+        cfg = TrainingConfig(dp=n, micro_batch=mb, global_batch=int(r["GlobalBatchSize"]),
+                             zero=3, dp_overlap=True, fused_attention=True, grad_bytes=2,
+                             recompute="full" if r["Activation Checkpointing"] == "True"
+                             else "none", seq_len=seq)
+        try:
+            system = systems(_MPT_SYSTEMS[r["GPU"]], n)
+            est = train_estimate(models[f"mpt-{r['Model']}"], system, cfg, cal)
+        except (InputError, KeyError) as exc:
+            res.skipped.append(f"{label}: {exc}")
+            continue
+        res.rows.append(Row(label, float(r["Throughput (T/s/GPU)"]), est.tokens_per_s / n))
+    return res

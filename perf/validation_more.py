@@ -151,3 +151,55 @@ def check_power(systems: SystemResolver, cal: Calibration) -> FileResult:
         watts = n * tdp * (cal.idle_power_fraction + (1 - cal.idle_power_fraction) * est.activity)
         res.rows.append(Row(label, float(r["avg_power"]) / 1000.0, watts))
     return res
+
+
+CLAIMS = "llm_inference_vendor_claims.csv"
+
+
+def check_vendor_claims(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """Vendor claims (not measurements) of per-user decode speed: Groq Llama-2 70B on 576 LPUs
+    (INT8, 8-chip tensor parallel x 72 pipeline stages), SambaNova Llama-3.1 70B on SN40L."""
+    res = FileResult(CLAIMS, "CLAIMED output tokens/s per user")
+    models = known_models()
+    for r in read_rows(CLAIMS):
+        if r["metric"] != "output speed per user" or "70B" not in r["model"]:
+            continue
+        label = f"{r['vendor']} {r['system']} {r['model']} ({r['date']})"
+        try:
+            if r["vendor"] == "Groq":
+                est = infer_estimate(models["llama2-70b"], systems("groq-576", 576),
+                                     InferenceConfig(tp=8, pp=72, batch=1, prompt_len=512,
+                                                     output_len=512, precision="int8"), cal)
+            elif r["vendor"] == "SambaNova":
+                est = infer_estimate(models["llama3-70b"], systems("sn40l-node", 8),
+                                     InferenceConfig(tp=8, batch=1, prompt_len=512,
+                                                     output_len=512, precision="bf16"), cal)
+            else:
+                res.skipped.append(f"{label}: system not in the knowledge base")
+                continue
+        except (InputError, KeyError) as exc:
+            res.skipped.append(f"{label}: {exc}")
+            continue
+        res.rows.append(Row(label, float(r["value"]), est.tokens_per_s_per_user))
+    return res
+
+
+def run_all(systems: SystemResolver, cal: Calibration, quick: bool = False) -> list[FileResult]:
+    """Every check, in file order. ``quick`` samples the big files (vTrain single, NCCL)."""
+    from .validation import (
+        check_korthikanti_layer,
+        check_korthikanti_memory,
+        check_korthikanti_time,
+        check_megatron,
+        check_mosaic,
+        check_vtrain,
+    )
+
+    out = [check_megatron(systems, cal), *check_korthikanti_time(systems, cal),
+           check_korthikanti_layer(systems, cal), *check_korthikanti_memory(),
+           check_vtrain(systems, cal, multi=True),
+           check_vtrain(systems, cal, multi=False, limit=144 if quick else None),
+           check_mosaic(systems, cal), check_nccl(systems, cal, step=64 if quick else 4),
+           check_mlperf_bert(systems, cal), check_gpu_inference(systems, cal),
+           check_power(systems, cal), check_vendor_claims(systems, cal)]
+    return out

@@ -111,9 +111,9 @@ def test_groq_576_llama70b_is_latency_bound() -> None:
 def test_sn40l_spills_weights_to_hbm_and_gpu_is_bandwidth_bound() -> None:
     rdu = estimate_inference(llama70(), sn40l(8), "tp=8,batch=1,in=128,out=128")
     assert rdu.memory_per_chip_bytes["hbm"] > 0 and rdu.memory_per_chip_bytes["sram"] > 0
-    gpu = estimate_inference(llama70(), dgx(A100, 8), "tp=8,batch=1,in=128,out=128")
+    gpu = estimate_inference(llama70(), dgx(A100, 4), "tp=4,batch=1,in=128,out=128")
     assert gpu.bound == "bandwidth"
-    big = estimate_inference(llama70(), dgx(A100, 8), "tp=8,batch=64,in=128,out=128")
+    big = estimate_inference(llama70(), dgx(A100, 4), "tp=4,batch=64,in=128,out=128")
     assert big.tokens_per_s > 10 * gpu.tokens_per_s
     assert big.tokens_per_s_per_user < gpu.tokens_per_s_per_user
     assert gpu.ttft_s < gpu.request_latency_s
