@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from accelkb.solver.topology import Topology
 
 COLLECTIVES = ("allgather", "reduce_scatter", "allreduce", "alltoall", "broadcast", "traffic")
-LP_MAX_CHIPS = 16
+LP_MAX_CHIPS = 12
 
 
 class Bounds(BaseModel):
@@ -102,7 +102,7 @@ def ball_bound(topo: Topology, chunks: int, dist: list[list[int]]) -> int:
     return worst
 
 
-def alltoall_lp_bound(topo: Topology, time_limit_s: float = 5.0) -> float | None:
+def alltoall_lp_bound(topo: Topology, time_limit_s: float = 3.0) -> float | None:
     """Fractional multicommodity-flow time for alltoall; None beyond LP_MAX_CHIPS or on timeout."""
     if topo.n > LP_MAX_CHIPS or topo.n < 2:
         return None

@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+import random
 import time
 from pathlib import Path
 
@@ -26,7 +27,6 @@ from accelkb.solver.schedule_greedy import (
     Budget,
     choose_paths,
     reverse,
-    route,
     route_paths,
     spread,
 )
@@ -34,7 +34,7 @@ from accelkb.solver.schedule_model import ChunkId, Instance, ScheduleResult, Sta
 from accelkb.solver.topology import Topology, load_topology_file, parse_topology
 from accelkb.solver.verify_schedule import verify
 
-Z3_MAX_VARIABLES = 60_000  # send variables of the monolithic encoding worth trying
+Z3_MAX_VARIABLES = 150_000  # send variables of the monolithic encoding worth trying
 BIG_TRANSFERS = 400_000  # above this, build allgathers from one-chunk rounds first
 
 
@@ -105,53 +105,94 @@ def _allgather_like(inst: Instance, topo: Topology, deadline: float, best: _Best
     _spread_variants(topo, ids, origins, dist, deadline, best, label, tr)
 
 
-def _allreduce(inst: Instance, deadline: float, best: _Best) -> None:
-    """Reduce-scatter to owner ``j mod n`` + allgather from it, composed (see decompose)."""
-    topo, n = inst.topology, inst.n
+def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> None:
+    """Reduce-scatter to owner ``j mod n`` + allgather from it, composed (see decompose).
+
+    With a vector of ``k*n`` chunks the two phases are the best reduce-scatter and allgather
+    schedules with ``k`` chunks per rank (heuristic or Z3), chunk ``(r, i)`` being vector
+    element ``i*n + r``.
+    """
+    topo, n, c = inst.topology, inst.n, inst.chunks
     ids = inst.chunk_ids()
+    if c % n == 0:
+        half = time.monotonic() + (deadline - time.monotonic()) / 2
+        rs_i = Instance(topo, "reduce_scatter", c // n)
+        ag_i = Instance(topo, "allgather", c // n)
+        rs = _search(rs_i, lower_bounds(topo, "reduce_scatter", c // n).best, half, use_z3)[0]
+        ag = _search(ag_i, lower_bounds(topo, "allgather", c // n).best, deadline, use_z3)[0]
+        if rs.steps is not None and ag.steps is not None:
+            def element(ch: ChunkId) -> ChunkId:
+                return (0, ch[1] * n + ch[0])
+            steps, trs = compose_allreduce(
+                topo, [(t, u, v, element(ch)) for t, u, v, ch in rs.transfers], rs.steps,
+                [(t, u, v, element(ch)) for t, u, v, ch in ag.transfers], ag.steps)
+            best.offer(steps, trs, f"reduce-scatter [{rs.method}] + allgather [{ag.method}], "
+                       "composed and overlapped")
     owner = [j % n for j in range(len(ids))]
     for far in (False, True):
         try:
-            rs_steps, rs = spread(topo.reversed(), ids, [[o] for o in owner], deadline=deadline,
-                                  far_first=far, dist=all_distances(topo.reversed()))
-            ag_steps, ag = spread(topo, ids, [[o] for o in owner], deadline=deadline,
-                                  far_first=far, dist=all_distances(topo))
+            rs_steps, rs_t = spread(topo.reversed(), ids, [[o] for o in owner],
+                                    deadline=deadline, far_first=far,
+                                    dist=all_distances(topo.reversed()))
+            ag_steps, ag_t = spread(topo, ids, [[o] for o in owner], deadline=deadline,
+                                    far_first=far, dist=all_distances(topo))
         except Budget:
             return
-        steps, trs = compose_allreduce(topo, reverse(rs_steps, rs), rs_steps, ag, ag_steps)
+        steps, trs = compose_allreduce(topo, reverse(rs_steps, rs_t), rs_steps, ag_t, ag_steps)
         best.offer(steps, trs, "reduce-scatter + allgather composed, overlapped")
 
 
-def _routed(inst: Instance, deadline: float, best: _Best) -> None:
-    """Alltoall / traffic: load-balanced shortest paths, then farthest-first per link."""
+def _routed(inst: Instance, lb: int, deadline: float, best: _Best) -> None:
+    """Alltoall / traffic: load-balanced shortest paths, then farthest-first per link.
+
+    Restarts with other chunk orders (farthest pairs first, then seeded shuffles) while half
+    the remaining time is left and the bound is not met.
+    """
     topo = inst.topology
     dist = all_distances(topo)
-    demand = [(cid, cid[0], cid[1]) for cid in inst.chunk_ids()]
-    try:
-        paths = choose_paths(topo, demand, dist, deadline=deadline)
-        steps, trs = route_paths(topo, demand, paths, deadline=deadline)
+    base = [(cid, cid[0], cid[1]) for cid in inst.chunk_ids()]
+    stop = time.monotonic() + (deadline - time.monotonic()) / 2
+    for attempt in range(64):
+        if attempt and (time.monotonic() > stop or best.steps == lb):
+            break
+        demand = list(base)
+        if attempt == 1:
+            demand.sort(key=lambda x: -dist[x[1]][x[2]])
+        elif attempt > 1:
+            random.Random(attempt).shuffle(demand)
+        try:
+            paths = choose_paths(topo, demand, dist, passes=3 if len(demand) < 50_000 else 1,
+                                 deadline=deadline, squared=attempt % 2 == 0)
+            steps, trs = route_paths(topo, demand, paths, deadline=deadline)
+        except Budget:
+            return
         best.offer(steps, trs, "path-based: balanced shortest paths, farthest-first links")
-        if time.monotonic() < deadline and len(demand) < 50_000:
-            steps, trs = route(topo, demand, dist, deadline=deadline)
-            best.offer(steps, trs, "hop-by-hop farthest-first routing")
-    except Budget:
-        return
 
 
 def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
-    """Z3 at best-1, best-2, ... Returns 'optimal' (UNSAT one below), 'bound' or 'timeout'."""
+    """Z3 at best-1, best-2, ... Returns 'optimal' (UNSAT one below), 'bound', 'timeout' or
+    'too big'. Routed collectives first try shortest paths only (smaller; SAT is a schedule)."""
     reducing = inst.collective == "reduce_scatter"
     topo = inst.topology.reversed() if reducing else inst.topology
     ids = inst.chunk_ids()
     srcs = tuple(tuple([c[0]] if reducing else inst.sources(c)) for c in ids)
     dsts = tuple(tuple(range(inst.n)) if reducing else tuple(inst.destinations(c)) for c in ids)
     dist = all_distances(topo)
+    routed = inst.collective in ("alltoall", "traffic")
     assert best.steps is not None
     while best.steps > lb:
-        p = enc.SpreadProblem(topo, tuple(ids), srcs, dsts, best.steps - 1)
-        if enc.encoding_size(p) > Z3_MAX_VARIABLES:
+        verdict, trs, tried = "unknown", [], False
+        for minimal in ((True, False) if routed else (False,)):
+            p = enc.SpreadProblem(topo, tuple(ids), srcs, dsts, best.steps - 1, minimal)
+            if len(ids) * topo.unit_links * p.steps > 10 * Z3_MAX_VARIABLES \
+                    or enc.encoding_size(p, dist) > Z3_MAX_VARIABLES:
+                continue
+            tried = True
+            verdict, trs = enc.solve(p, dist, deadline)
+            if verdict in ("sat", "unsat"):
+                break
+        if not tried:
             return "too big"
-        verdict, trs = enc.solve(p, dist, deadline)
         if verdict == "unsat":
             return "optimal"
         if verdict != "sat":
@@ -162,6 +203,32 @@ def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
         best.offer(steps, trs, "Z3 exact encoding" + (" on G^T, time-reversed" if reducing
                                                       else ""))
     return "bound"
+
+
+def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Best, str]:
+    """Constructive schedules, then Z3 below the best; returns the best and the proof text."""
+    best = _Best()
+    collective, topo = inst.collective, inst.topology
+    if collective in ("allgather", "broadcast"):
+        _allgather_like(inst, topo, deadline, best, reverse_out=False)
+    elif collective == "reduce_scatter":
+        _allgather_like(inst, topo.reversed(), deadline, best, reverse_out=True)
+    elif collective == "allreduce":
+        _allreduce(inst, deadline, best, use_z3)
+    else:
+        _routed(inst, lb, deadline, best)
+    proof = ""
+    if best.steps is not None and best.steps > lb and use_z3 and collective != "allreduce":
+        verdict = _z3_improve(inst, lb, deadline, best)
+        if verdict == "optimal":
+            proof = (f"Z3: UNSAT with {best.steps - 1} steps" +
+                     (" (reduce-scatter on G = allgather on G^T reversed)"
+                      if collective == "reduce_scatter" else ""))
+        elif verdict == "timeout":
+            proof = "Z3 timed out below the best schedule; gap to the lower bound remains"
+        elif verdict == "too big":
+            proof = "monolithic encoding too large; gap to the lower bound remains"
+    return best, proof
 
 
 def schedule(topology: str | Path | Topology, collective: str, chunks: int = 1,
@@ -195,29 +262,10 @@ def schedule(topology: str | Path | Topology, collective: str, chunks: int = 1,
     b = lower_bounds(topo, collective, chunks, use_lp=topo.n <= 16,
                      demand=inst.demand_map() if collective == "traffic" else None)
     lb = b.best
-    best = _Best()
-    if collective in ("allgather", "broadcast"):
-        _allgather_like(inst, topo, deadline, best, reverse_out=False)
-    elif collective == "reduce_scatter":
-        _allgather_like(inst, topo.reversed(), deadline, best, reverse_out=True)
-    elif collective == "allreduce":
-        _allreduce(inst, deadline, best)
-    else:
-        _routed(inst, deadline, best)
-    proof = ""
+    best, proof = _search(inst, lb, deadline, use_z3)
     if best.steps is None:
         return _result(inst, b, Status.UNKNOWN, None, [], "none", "time limit reached before "
                        "any schedule was built", False, t0)
-    if best.steps > lb and use_z3 and collective != "allreduce":
-        verdict = _z3_improve(inst, lb, deadline, best)
-        if verdict == "optimal":
-            proof = (f"Z3: UNSAT with {best.steps - 1} steps" +
-                     (" (reduce-scatter on G = allgather on G^T reversed)"
-                      if collective == "reduce_scatter" else ""))
-        elif verdict == "timeout":
-            proof = "Z3 timed out below the best schedule; gap to the lower bound remains"
-        elif verdict == "too big":
-            proof = "monolithic encoding too large; gap to the lower bound remains"
     if best.steps == lb:
         proof = f"makespan equals the lower bound ({b.best_name})"
     status = Status.OPTIMAL if best.steps == lb or proof.startswith("Z3: UNSAT") else \

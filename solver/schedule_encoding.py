@@ -31,27 +31,39 @@ class SpreadProblem:
     sources: tuple[tuple[int, ...], ...]
     destinations: tuple[tuple[int, ...], ...]
     steps: int
+    minimal_paths: bool = False
+    """Only shortest-path hops for single-destination chunks: SAT is still a schedule, but
+    UNSAT proves nothing (the caller then treats it as unknown)."""
 
 
 def _name(c: ChunkId) -> str:
     return ".".join(map(str, c))
 
 
-def _create_send_variables(p: SpreadProblem, dist: Sequence[Sequence[int]]
-                           ) -> dict[tuple[int, int, int, int], z3.BoolRef]:
-    """send[(chunk index, u, v, t)]: chunk goes over link u->v in step t (pruned by distance)."""
-    var: dict[tuple[int, int, int, int], z3.BoolRef] = {}
-    for ci, c in enumerate(p.chunks):
+def _send_keys(p: SpreadProblem, dist: Sequence[Sequence[int]]):
+    """(chunk index, u, v, t) of every send that can matter (pruned by distance)."""
+    for ci in range(len(p.chunks)):
         srcs, dsts = p.sources[ci], p.destinations[ci]
         early = [min(dist[s][v] for s in srcs) for v in range(p.topology.n)]
         for (u, v) in sorted(p.topology.links):
             if v in srcs:
                 continue
-            for t in range(early[u], p.steps):
-                if len(dsts) == 1 and t + 1 + dist[v][dsts[0]] > p.steps:
+            if len(dsts) == 1:
+                d = dsts[0]
+                if p.minimal_paths and dist[u][d] != dist[v][d] + 1:
                     continue
-                var[(ci, u, v, t)] = z3.Bool(f"send[c={_name(c)}][{u}->{v}]@t{t}")
-    return var
+                last = p.steps - 1 - dist[v][d]
+            else:
+                last = p.steps - 1
+            for t in range(early[u], last + 1):
+                yield (ci, u, v, t)
+
+
+def _create_send_variables(p: SpreadProblem, dist: Sequence[Sequence[int]]
+                           ) -> dict[tuple[int, int, int, int], z3.BoolRef]:
+    """send[(chunk index, u, v, t)]: chunk goes over link u->v in step t."""
+    return {(ci, u, v, t): z3.Bool(f"send[c={_name(p.chunks[ci])}][{u}->{v}]@t{t}")
+            for ci, u, v, t in _send_keys(p, dist)}
 
 
 def _add_causality(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
@@ -128,11 +140,10 @@ def solve(p: SpreadProblem, dist: Sequence[Sequence[int]], deadline: float
     if res == z3.sat:
         return "sat", decode(p, var, s.model())
     if res == z3.unsat:
-        return "unsat", []
+        return ("unknown" if p.minimal_paths else "unsat"), []
     return "unknown", []
 
 
-def encoding_size(p: SpreadProblem) -> int:
-    """Rough number of send variables (to decide whether a monolithic encoding is worth it)."""
-    n_src = sum(p.topology.unit_links for _ in p.chunks)
-    return n_src * p.steps
+def encoding_size(p: SpreadProblem, dist: Sequence[Sequence[int]]) -> int:
+    """Number of send variables (to decide whether a monolithic encoding is worth it)."""
+    return sum(1 for _ in _send_keys(p, dist))

@@ -209,12 +209,14 @@ def route(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: list[lis
 
 
 def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: list[list[int]],
-                 passes: int = 3, deadline: float | None = None) -> list[list[int]]:
+                 passes: int = 3, deadline: float | None = None,
+                 squared: bool = True) -> list[list[int]]:
     """Shortest paths for every chunk, balancing the load per unit link.
 
     Each chunk walks from its source choosing, among next hops on a shortest path, the link
     with the least load per unit link so far; later passes rip up each path and re-route it
-    against everyone else's load.
+    against everyone else's load. The path cost is the added sum of squared loads per unit
+    link (``squared``) or the bottleneck load first.
     """
     out = topo.out_neighbors()
     cap = topo.links
@@ -229,9 +231,10 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
             for a, b in zip(old, old[1:], strict=False):
                 load[(a, b)] -= 1
             best: dict[int, tuple[float, float, int]] = {d: (0.0, 0.0, -1)}
+            # cost = (added squared load along the rest of the path, bottleneck, next hop)
 
             def cost(u: int, d: int = d) -> tuple[float, float, int]:
-                # (bottleneck load per unit link, summed load, next hop) over shortest paths
+                # best continuation over shortest paths
                 got = best.get(u)
                 if got is not None:
                     return got
@@ -241,9 +244,13 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
                     nxt[(u, d)] = hops
                 res = (float("inf"), float("inf"), -1)
                 for v in hops:
-                    here = (load[(u, v)] + 1) / cap[(u, v)]
+                    m = cap[(u, v)]
+                    here = (load[(u, v)] + 1) / m
                     below = cost(v)
-                    cand = (max(here, below[0]), here + below[1], v)
+                    # marginal increase of the sum of squared loads, then the bottleneck
+                    sq = below[0] + (2 * load[(u, v)] + 1) / (m * m)
+                    cand = (sq, max(here, below[1]), v) if squared else \
+                        (max(here, below[0]), sq, v)
                     if cand < res:
                         res = cand
                 best[u] = res
