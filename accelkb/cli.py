@@ -53,7 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code (also used as the console-script entry point)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage errors (exit 2) and --help (exit 0)
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_BAD_INPUT
     try:
         return int(args._run(args))
     except InputError as exc:

