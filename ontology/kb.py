@@ -149,7 +149,7 @@ class KnowledgeBase:
             raise InputError(f"expected a kind among {', '.join(NAME_KINDS)}, got '{kind}'")
         cls = URIRef(loader.SCHEMA_NS + NAME_KINDS[kind])
         rows = self.query(stored_query("names_of_class"), {"cls": cls})
-        return {str(r.name): r.thing for r in rows}  # type: ignore[union-attr]
+        return {str(r[0]): URIRef(str(r[1])) for r in rows}  # type: ignore[index]
 
     def resolve(self, kind: str, name: str | URIRef) -> URIRef:
         """The IRI of a short name (or a full IRI), or UnknownNameError with the closest names."""
@@ -165,9 +165,9 @@ class KnowledgeBase:
     def counts(self) -> dict[str, int]:
         """How much is described: chips, systems, models, ..., sources, triples."""
         out = {kind: len(self.names(kind)) for kind in NAME_KINDS}
-        row = next(iter(self.query(stored_query("counts"))))
+        row: Any = next(iter(self.query(stored_query("counts"))))
         out.update({k: int(row[k]) for k in ("sources", "numeric_facts", "conflicts",
-                                                 "benchmark_results")})  # type: ignore[index]
+                                                 "benchmark_results")})
         out["triples"] = len(self.asserted)
         return out
 

@@ -11,8 +11,8 @@ import importlib.resources
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import rdflib
 from rdflib import Graph, URIRef

@@ -66,7 +66,7 @@ def _chain(g: Graph, system: URIRef) -> list[URIRef]:
 
 
 def _tier(g: Graph, tier: Any, share: int) -> MemoryTierSpec | None:
-    kind = _TIERS.get(g.value(tier, AK.tierKind))  # type: ignore[arg-type]
+    kind = _TIERS.get(g.value(tier, AK.tierKind))
     cap = _num(g, tier, AK.capacityBytes)
     bw = _num(g, tier, AK.bandwidthBytesPerSecond)
     if kind is None or cap is None or bw is None or bw <= 0:
@@ -107,12 +107,12 @@ def _level(g: Graph, system: URIRef) -> NetworkLevelSpec | None:
     if latency is None:
         latency = next((v for link in g.objects(topo, AK.usesLink)
                         if (v := _num(g, link, AK.latencySeconds)) is not None), 0.0)
-    kind = _TOPOLOGIES.get(g.value(topo, AK.topologyKind), "switch")  # type: ignore[arg-type]
+    kind = _TOPOLOGIES.get(g.value(topo, AK.topologyKind), "switch")
     return NetworkLevelSpec(
         name=str(g.value(topo, AK.generatorSpec) or _short(g, system)),
         group_chips=_int(g, system, AK.chipCount) or 1,
         bandwidth_bytes_per_s_per_chip=bw, latency_s=latency,
-        topology=kind,  # type: ignore[arg-type]
+        topology=kind,
         max_hops=max(1, _int(g, topo, AK.maxHops) or 1),
     )
 
