@@ -15,22 +15,28 @@ class AK(DefinedNamespace):
     AggregateTokensPerSecond: URIRef
     BF16: URIRef
     BenchmarkResult: URIRef
+    Binding: URIRef
     Bottleneck: URIRef
+    BottleneckFinding: URIRef
     BottleneckScheme: URIRef
     BulkSynchronousParallel: URIRef
+    CandidateOptimization: URIRef
     Card: URIRef
     Chip: URIRef
     ChipToChipLink: URIRef
     Component: URIRef
     ComputeUnit: URIRef
     Confidence: URIRef
+    ConfigurationResult: URIRef
     ConflictingClaim: URIRef
+    Constraint: URIRef
     ConvolutionalModel: URIRef
     Cost: URIRef
     DDR: URIRef
     Decode: URIRef
     DecoderModel: URIRef
     Deployment: URIRef
+    Derivation: URIRef
     DerivedByArithmetic: URIRef
     DeterministicExecution: URIRef
     Dragonfly: URIRef
@@ -38,6 +44,7 @@ class AK(DefinedNamespace):
     Effect: URIRef
     EncoderModel: URIRef
     EndToEndLatency: URIRef
+    Estimate: URIRef
     ExecutionFeature: URIRef
     FLOP: URIRef
     FP16: URIRef
@@ -79,12 +86,17 @@ class AK(DefinedNamespace):
     Pod: URIRef
     Precision: URIRef
     Precondition: URIRef
+    PreconditionMet: URIRef
+    PreconditionStatus: URIRef
+    PreconditionUnknown: URIRef
+    PreconditionUnmet: URIRef
     Prefill: URIRef
     Provenance: URIRef
     QuantityProperty: URIRef
     RATIO: URIRef
     Rack: URIRef
     Ring: URIRef
+    Rule: URIRef
     ScaleOutLink: URIRef
     Secondary: URIRef
     Source: URIRef
@@ -111,6 +123,7 @@ class AK(DefinedNamespace):
     aggregateMemoryTier: URIRef
     appliedOptimization: URIRef
     appliesToVendor: URIRef
+    arithmeticIntensity: URIRef
     attentionHeads: URIRef
     bandwidthBytesPerSecond: URIRef
     bandwidthBytesPerSecondPerDirection: URIRef
@@ -119,8 +132,18 @@ class AK(DefinedNamespace):
     batchSize: URIRef
     benchmarkDivision: URIRef
     benchmarkRound: URIRef
+    binding: URIRef
+    bindingValue: URIRef
+    bindingVariable: URIRef
     bisectionBandwidthBytesPerSecond: URIRef
+    bottleneck: URIRef
+    boundBy: URIRef
+    bubbleFraction: URIRef
+    candidateNote: URIRef
+    candidateOptimization: URIRef
+    candidateScore: URIRef
     capacityBytes: URIRef
+    checkedPrecondition: URIRef
     chip: URIRef
     chipCount: URIRef
     chipLink: URIRef
@@ -128,17 +151,36 @@ class AK(DefinedNamespace):
     chipsUsed: URIRef
     claimedValue: URIRef
     clockHertz: URIRef
+    communicationSeconds: URIRef
+    computeSeconds: URIRef
     computeUnitCount: URIRef
     confidence: URIRef
+    configuration: URIRef
+    configurationText: URIRef
+    configuredModel: URIRef
+    configuredSystem: URIRef
     conflictingClaim: URIRef
     connectsChip: URIRef
+    constraintKey: URIRef
+    constraintScope: URIRef
+    constraintVendor: URIRef
     context: URIRef
     dataParallelSize: URIRef
+    deviceMemoryBytes: URIRef
     dieCount: URIRef
     dimensionCount: URIRef
     endpointCount: URIRef
+    estimateInput: URIRef
+    estimateNote: URIRef
+    estimatedChips: URIRef
+    evidence: URIRef
+    explanationTemplate: URIRef
+    fastDomainChips: URIRef
+    fastLinkBytesPerSecond: URIRef
     ffnHiddenSize: URIRef
+    fitsInMemory: URIRef
     flopsPerSampleForward: URIRef
+    forFinding: URIRef
     forProperty: URIRef
     formula: URIRef
     formulaRef: URIRef
@@ -152,11 +194,15 @@ class AK(DefinedNamespace):
     hasMemoryTier: URIRef
     hasTopology: URIRef
     hiddenSize: URIRef
+    hopLatencySecondsPerToken: URIRef
     hostCount: URIRef
     hostLink: URIRef
+    hostLinkBytesPerSecondPerChip: URIRef
     injectionBandwidthBytesPerSecondPerChip: URIRef
+    inputBytesPerSecondPerChip: URIRef
     inputTokens: URIRef
     isVendorClaim: URIRef
+    kvCacheBytes: URIRef
     kvHeads: URIRef
     laneRateBitsPerSecond: URIRef
     lanes: URIRef
@@ -176,11 +222,18 @@ class AK(DefinedNamespace):
     measuredTokensPerSecond: URIRef
     metric: URIRef
     microBatchSize: URIRef
+    microbatchCount: URIRef
     minArithmeticIntensity: URIRef
     mitigates: URIRef
     model: URIRef
     modelParallelSize: URIRef
+    modelStateBytes: URIRef
     note: URIRef
+    objectiveName: URIRef
+    objectiveValue: URIRef
+    offChipMemoryBytes: URIRef
+    onChipMemoryBytes: URIRef
+    optimization: URIRef
     outputTokens: URIRef
     parameterCount: URIRef
     peakFlopsBf16: URIRef
@@ -191,26 +244,40 @@ class AK(DefinedNamespace):
     peakFlopsTf32: URIRef
     peakOpsInt8: URIRef
     perHopLatencySeconds: URIRef
+    perfVersion: URIRef
     phase: URIRef
     pipelineInterleaving: URIRef
     pipelineParallelSize: URIRef
     powerWatts: URIRef
     precision: URIRef
+    preconditionStatus: URIRef
     processNode: URIRef
     provenance: URIRef
+    rank: URIRef
+    rationale: URIRef
     reportedMemoryReduction: URIRef
     reportedSpeedup: URIRef
     requires: URIRef
+    ridgePoint: URIRef
+    rule: URIRef
+    ruleFile: URIRef
+    ruleId: URIRef
     samplesToTrain: URIRef
+    secondsPerToken: URIRef
     sequenceLength: URIRef
     shortName: URIRef
+    solverStatus: URIRef
     sourceKind: URIRef
+    streamedArithmeticIntensity: URIRef
     subsystem: URIRef
     subsystemCount: URIRef
     successorOf: URIRef
     supportsPrecision: URIRef
+    system: URIRef
     systemLevel: URIRef
     tdpWatts: URIRef
+    tensorParallelLevel: URIRef
+    tensorParallelLinkBytesPerSecond: URIRef
     tensorParallelSize: URIRef
     tierKind: URIRef
     tokensToTrain: URIRef
@@ -220,6 +287,7 @@ class AK(DefinedNamespace):
     usesLink: URIRef
     vendor: URIRef
     vendorName: URIRef
+    violatesConstraint: URIRef
     vocabSize: URIRef
     workload: URIRef
 
