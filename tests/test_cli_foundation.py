@@ -83,8 +83,9 @@ def test_bad_input_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], n
     assert needle in err and "Traceback" not in err
 
 
-def test_console_script_runs_as_a_process() -> None:
+def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
+    # Run outside the checkout: from its root, ./accelkb would shadow the installed package.
     proc = subprocess.run([sys.executable, "-m", "accelkb.cli", "query", "ASK { ?c a ak:Chip }"],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "true"
