@@ -233,7 +233,7 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
             best: dict[int, tuple[float, float, int]] = {d: (0.0, 0.0, -1)}
             # cost = (added squared load along the rest of the path, bottleneck, next hop)
 
-            def cost(u: int, d: int = d) -> tuple[float, float, int]:
+            def cost(u: int, d: int = d, best: dict = best) -> tuple[float, float, int]:
                 # best continuation over shortest paths
                 got = best.get(u)
                 if got is not None:

@@ -9,7 +9,7 @@ more than one chunk per pair are ``[source, destination, index]``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,7 +22,7 @@ COLLECTIVE_NAMES = ("allgather", "reduce_scatter", "allreduce", "alltoall", "bro
 ChunkId = tuple[int, ...]
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Outcome of a synthesis: a timeout is UNKNOWN or FEASIBLE, never UNSATISFIABLE."""
 
     OPTIMAL = "OPTIMAL"

@@ -179,7 +179,7 @@ def hypercube(d: int) -> Topology:
                                                  for k in range(d)}))
 
 
-def _wire_blocks(members: list[list[tuple[int, int]]], per_pair: int) -> list[tuple[int, int]]:
+def _wire_blocks(members: list[list[int]], per_pair: int) -> list[tuple[int, int]]:
     """Join groups pairwise: ``members[g]`` is the ordered port list (chip per port) of group g."""
     ng = len(members)
     pairs = []
@@ -210,9 +210,10 @@ def dragonfly(nodes: int, chips: int = 8, ports: int = 4, racks: int = 1,
     intra = local * (nodes - 1)
     left = chips * ports - intra
     if racks < 2 or left < 0 or left % chips or nodes * left < racks - 1:
-        raise InputError(f"expected local*(nodes-1) <= chips*ports and enough ports for "
-                         f"{racks} racks, got racks={racks}, nodes={nodes}, local={local}, "
-                         f"in dragonfly spec")
+        raise InputError(f"expected local*(nodes-1) <= chips*ports, the ports left over a "
+                         f"multiple of chips, and enough of them for {racks} racks, got "
+                         f"racks={racks}, nodes={nodes}, chips={chips}, ports={ports}, "
+                         f"local={local}, in dragonfly spec")
     pairs = []
     for r in range(racks):
         base = r * rack_chips

@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _system_topology(name: str) -> tuple[str, float, float]:
     try:
-        from accelkb.perf import from_kb  # type: ignore[attr-defined]
+        from accelkb.perf import from_kb
     except ImportError:
         raise InputError(f"expected a knowledge base with topologies for --system, got "
                          f"{name!r} but accelkb.perf.from_kb is not available yet; use "

@@ -1,0 +1,108 @@
+"""The independent checker, and property tests that use it as the oracle."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from accelkb.solver.schedule_api import schedule
+from accelkb.solver.schedule_model import Instance, Status
+from accelkb.solver.topology import Topology, parse_topology
+from accelkb.solver.verify_schedule import ScheduleError, verify
+
+
+def ring2_allgather() -> Instance:
+    return Instance(parse_topology("ring:2"), "allgather")
+
+
+def test_a_correct_schedule_passes() -> None:
+    report = verify(ring2_allgather(), [(0, 0, 1, (0, 0)), (0, 1, 0, (1, 0))], 1)
+    assert report.ok and report.max_link_load == 1.0
+
+
+def test_collision_names_step_link_and_capacity() -> None:
+    inst = Instance(parse_topology("ring:3"), "allgather")
+    trs = [(0, 0, 1, (0, 0)), (1, 0, 1, (2, 0)), (1, 0, 1, (1, 0))]
+    with pytest.raises(ScheduleError, match=r"step 1: link 0->1 carries 2 chunks but has 1"):
+        verify(inst, trs, 3, raise_on_error=True)
+
+
+def test_send_before_holding_is_refused() -> None:
+    with pytest.raises(ScheduleError, match="chip 0 sends chunk \\[1, 0\\] to 1 before holding"):
+        verify(ring2_allgather(), [(0, 0, 1, (1, 0))], 1, raise_on_error=True)
+
+
+def test_incomplete_destination_is_reported() -> None:
+    report = verify(ring2_allgather(), [(0, 0, 1, (0, 0))], 1)
+    assert not report.ok
+    assert "chip 0 lacks complete chunk [1, 0]" in report.errors[0]
+
+
+def test_missing_link_and_late_step_are_reported() -> None:
+    inst = Instance(parse_topology("ring:4"), "allgather")
+    report = verify(inst, [(0, 0, 2, (0, 0)), (5, 0, 1, (0, 0))], 2)
+    text = " ".join(report.errors)
+    assert "link 0->2 does not exist" in text and "after the stated makespan" in text
+
+
+def test_reduction_double_count_is_caught() -> None:
+    # ring:3 reduce_scatter: 1 sends its partial of chunk 0 to 0 twice via 2
+    inst = Instance(parse_topology("ring:3"), "reduce_scatter")
+    trs = [(0, 1, 0, (0, 0)), (0, 1, 2, (0, 0)), (1, 2, 0, (0, 0))]
+    with pytest.raises(ScheduleError, match="double-count chunk \\[0, 0\\]"):
+        verify(inst, trs, 2, raise_on_error=True)
+
+
+def test_allreduce_broadcast_of_the_full_sum_replaces_partials() -> None:
+    inst = Instance(parse_topology("ring:2"), "allreduce", 1)
+    trs = [(0, 1, 0, (0, 0)), (1, 0, 1, (0, 0))]
+    assert verify(inst, trs, 2).ok
+
+
+@st.composite
+def small_topologies(draw: st.DrawFn) -> Topology:
+    n = draw(st.integers(2, 7))
+    links: dict[tuple[int, int], int] = {}
+    for i in range(n):  # a ring keeps it strongly connected
+        links[(i, (i + 1) % n)] = draw(st.integers(1, 2))
+    extra = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1),
+                                    st.integers(1, 3)), max_size=8))
+    for u, v, m in extra:
+        if u != v:
+            links[(u, v)] = m
+    if n == 2:
+        links = {(0, 1): links.get((0, 1), 1), (1, 0): links.get((1, 0), 1)}
+    return Topology(f"random{n}", n, links)
+
+
+COLLECTIVES = ["allgather", "reduce_scatter", "allreduce", "alltoall", "broadcast"]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(topo=small_topologies(), collective=st.sampled_from(COLLECTIVES),
+       chunks=st.integers(1, 3))
+def test_every_synthesized_schedule_passes_the_checker(topo: Topology, collective: str,
+                                                       chunks: int) -> None:
+    res = schedule(topo, collective, chunks, time_limit_s=0.5)
+    assert res.status in (Status.OPTIMAL, Status.FEASIBLE)
+    assert res.verified
+    assert res.makespan_steps is not None and res.makespan_steps >= res.lower_bound_steps
+    inst = Instance(topo, collective, chunks)
+    assert verify(inst, list(res.transfers), res.makespan_steps).ok
+
+
+@settings(max_examples=12, deadline=None)
+@given(topo=small_topologies(), collective=st.sampled_from(["allgather", "alltoall"]),
+       data=st.data())
+def test_dropping_a_transfer_breaks_the_schedule(topo: Topology, collective: str,
+                                                 data: st.DataObject) -> None:
+    res = schedule(topo, collective, 1, time_limit_s=3.0, use_z3=False)
+    trs = list(res.transfers)
+    drop = data.draw(st.integers(0, len(trs) - 1))
+    # only transfers that deliver to a destination for the first time matter
+    t, u, v, c = trs[drop]
+    if sum(1 for x in trs if x[2] == v and x[3] == c) > 1:
+        return
+    inst = Instance(topo, collective, 1)
+    assert not verify(inst, trs[:drop] + trs[drop + 1:], res.makespan_steps).ok
