@@ -62,6 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         sys.stderr.write(f"accelkb {args.command}: error: {exc}\n")
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # e.g. `accelkb query ... | head`: the reader left, not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except KeyboardInterrupt:
         sys.stderr.write("accelkb: interrupted\n")
         return 130

@@ -12,6 +12,7 @@ class AK(DefinedNamespace):
     _NS = Namespace("https://w3id.org/accelkb/schema#")
     _fail = True
 
+    Advice: URIRef
     AggregateTokensPerSecond: URIRef
     BF16: URIRef
     BenchmarkResult: URIRef
@@ -95,6 +96,7 @@ class AK(DefinedNamespace):
     QuantityProperty: URIRef
     RATIO: URIRef
     Rack: URIRef
+    Recommendation: URIRef
     Ring: URIRef
     Rule: URIRef
     ScaleOutLink: URIRef
@@ -119,9 +121,12 @@ class AK(DefinedNamespace):
     Vendor: URIRef
     VendorDocument: URIRef
     Workload: URIRef
+    aboutSystem: URIRef
+    aboutWorkload: URIRef
     activeChipCount: URIRef
     aggregateMemoryTier: URIRef
     appliedOptimization: URIRef
+    appliesToPhase: URIRef
     appliesToVendor: URIRef
     arithmeticIntensity: URIRef
     attentionHeads: URIRef
@@ -244,6 +249,7 @@ class AK(DefinedNamespace):
     peakFlopsTf32: URIRef
     peakOpsInt8: URIRef
     perHopLatencySeconds: URIRef
+    perfConfigChange: URIRef
     perfVersion: URIRef
     phase: URIRef
     pipelineInterleaving: URIRef
@@ -251,13 +257,20 @@ class AK(DefinedNamespace):
     powerWatts: URIRef
     precision: URIRef
     preconditionStatus: URIRef
+    predictedSpeedup: URIRef
+    predictedTimeAfterSeconds: URIRef
+    predictedTimeBeforeSeconds: URIRef
     processNode: URIRef
     provenance: URIRef
     rank: URIRef
+    rankInAdvice: URIRef
     rationale: URIRef
+    recommendationStatus: URIRef
+    recommends: URIRef
     reportedMemoryReduction: URIRef
     reportedSpeedup: URIRef
     requires: URIRef
+    requiresPrecision: URIRef
     ridgePoint: URIRef
     rule: URIRef
     ruleFile: URIRef

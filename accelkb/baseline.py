@@ -1,0 +1,165 @@
+"""The configuration a report starts from: the best layout a competent user would pick by hand.
+
+Training: enumerate tensor-parallel degrees inside the fastest network level, pipeline degrees
+that divide the layers, recompute modes, ZeRO-1 or not and micro-batch sizes, estimate each with
+the performance model and keep the fastest one that fits (rules and the Z3 solver then look for
+better). Inference: tensor parallelism inside the fastest level and pipeline stages across the
+rest, at the workload's precision (or the cheapest the chip supports when the weights do not fit).
+
+Examples
+--------
+>>> from accelkb.perf.from_kb import model_spec, system_spec
+>>> cfg = best_training_config(model_spec("gpt3-13b"), system_spec("dgx-a100", chips=8), 256)
+>>> cfg.estimate.chips
+8
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Literal
+
+from accelkb.errors import InputError
+from accelkb.perf import (
+    InferenceConfig,
+    InferenceEstimate,
+    ModelSpec,
+    SystemSpec,
+    TrainingConfig,
+    TrainingEstimate,
+    estimate_inference,
+    estimate_training,
+)
+
+#: Precisions tried for weights, cheapest last, per phase.
+_TRAIN_PRECISIONS = ("bf16", "fp16")
+_INFER_PRECISIONS = ("bf16", "fp16", "int8")
+
+
+@dataclass(frozen=True)
+class TrainingBaseline:
+    """The chosen layout and its estimate, plus how many layouts were tried and fitted."""
+
+    config: TrainingConfig
+    estimate: TrainingEstimate
+    tried: int
+    fitted: int
+
+
+@dataclass(frozen=True)
+class InferenceBaseline:
+    config: InferenceConfig
+    estimate: InferenceEstimate
+    tried: int
+    fitted: int
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def training_precision(system: SystemSpec, wanted: str | None) -> str:
+    """The workload's precision if the chip has a peak for it, else its best 16-bit format."""
+    peaks = system.chip.peak_flops
+    if wanted in peaks and wanted in ("bf16", "fp16", "fp8", "fp32", "tf32"):
+        return wanted
+    for p in _TRAIN_PRECISIONS:
+        if p in peaks:
+            return p
+    raise InputError(f"chip {system.chip.name}: expected a 16-bit peak (bf16 or fp16) for training, "
+                     f"got {sorted(peaks)}")
+
+
+def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int,
+                         precision: str | None = None) -> TrainingBaseline:
+    """Fastest fitting training layout on all of ``system``'s chips.
+
+    Raises
+    ------
+    InputError
+        When no layout fits (the message gives the smallest memory shortfall found).
+    """
+    chips = system.chips
+    prec = training_precision(system, precision)
+    fast = system.levels[0].group_chips
+    tps = [t for t in _divisors(min(fast, chips)) if model.heads % t == 0 and chips % t == 0]
+    best: TrainingEstimate | None = None
+    best_cfg: TrainingConfig | None = None
+    tried = fitted = 0
+    last_error = ""
+    for tp in tps:
+        for pp in _divisors(model.layers):
+            if (chips // tp) % pp or pp > chips // tp:
+                continue
+            dp = chips // (tp * pp)
+            if global_batch % dp:
+                continue
+            per_replica = global_batch // dp
+            for recompute, zero, mb in itertools.product(("selective", "full"), (1, 0), (1, 2, 4)):
+                if per_replica % mb:
+                    continue
+                cfg = TrainingConfig(tp=tp, pp=pp, dp=dp, micro_batch=mb, global_batch=global_batch,
+                                     recompute=recompute,  # type: ignore[arg-type]
+                                     sequence_parallel=tp > 1, zero=zero,  # type: ignore[arg-type]
+                                     dp_overlap=True, precision=prec)  # type: ignore[arg-type]
+                tried += 1
+                try:
+                    est = estimate_training(model, system, cfg)
+                except InputError as exc:
+                    last_error = str(exc)
+                    continue
+                fitted += 1
+                if best is None or est.step_time_s < best.step_time_s:
+                    best, best_cfg = est, cfg
+    if best is None or best_cfg is None:
+        raise InputError(f"no training layout of {model.name} fits {system.name} ({chips} chips, "
+                         f"{tried} layouts tried); last reason: {last_error or 'no valid layout'}")
+    return TrainingBaseline(best_cfg, best, tried, fitted)
+
+
+def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int, output_len: int,
+                          batch: int = 1, precision: str | None = None,
+                          goal: Literal["latency", "throughput"] = "latency") -> InferenceBaseline:
+    """Lowest per-token latency (or highest throughput) layout on all of ``system``'s chips.
+
+    Tries the workload's precision first, then cheaper ones the chip supports, so an SRAM-only
+    machine that cannot hold 16-bit weights ends up at INT8 (as Groq's deployment does).
+    """
+    chips = system.chips
+    peaks = system.chip.peak_flops
+    order = [precision] if precision else []
+    order += [p for p in _INFER_PRECISIONS if p not in order]
+    fast = system.levels[0].group_chips
+    tried = fitted = 0
+    last_error = ""
+    for prec in order:
+        if prec not in peaks and not (prec == "int8" and "int8" in peaks):
+            continue
+        best: InferenceEstimate | None = None
+        best_cfg: InferenceConfig | None = None
+        for tp in _divisors(min(fast, chips)):
+            if model.kv_heads % tp and tp % model.kv_heads:
+                continue
+            if model.heads % tp or chips % tp:
+                continue
+            pp = chips // tp
+            if pp > model.layers:
+                continue
+            cfg = InferenceConfig(tp=tp, pp=pp, batch=batch, prompt_len=prompt_len,
+                                  output_len=output_len, precision=prec,  # type: ignore[arg-type]
+                                  pipelined=goal == "throughput", queue_when_full=True)
+            tried += 1
+            try:
+                est = estimate_inference(model, system, cfg)
+            except InputError as exc:
+                last_error = str(exc)
+                continue
+            fitted += 1
+            key = est.decode_s_per_token if goal == "latency" else -est.tokens_per_s
+            if best is None or key < (best.decode_s_per_token if goal == "latency" else -best.tokens_per_s):
+                best, best_cfg = est, cfg
+        if best is not None and best_cfg is not None:
+            return InferenceBaseline(best_cfg, best, tried, fitted)
+    raise InputError(f"no inference layout of {model.name} fits {system.name} ({chips} chips, "
+                     f"{tried} layouts tried); last reason: {last_error or 'no valid layout'}")

@@ -1,0 +1,76 @@
+"""``accelkb advise``: an explained, quantitatively checked recommendation report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from accelkb.advise import GOALS, advise
+from accelkb.errors import InputError
+from accelkb.report import FORMATS, render
+
+NAME = "advise"
+HELP = "explain the bottlenecks of a workload on a system and recommend checked optimizations"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--system", required=True, help="system short name, e.g. ipu-pod64")
+    parser.add_argument("--workload", required=True,
+                        help="workload short name, e.g. gpt3-175b-training, llama2-70b-inference")
+    parser.add_argument("--chips", type=int, help="resize the system to N chips")
+    parser.add_argument("--goal", choices=GOALS, default="time", help="what 'better' means")
+    parser.add_argument("--compare", nargs="*", default=[], metavar="SYSTEM",
+                        help="other systems to compare on the same workload")
+    parser.add_argument("--format", choices=FORMATS, default="md", help="report format")
+    parser.add_argument("--json", action="store_true", help="same as --format json")
+    parser.add_argument("--out", help="write the report to this file (atomically)")
+    parser.add_argument("--data", action="append", default=[], metavar="FILE.ttl",
+                        help="extra Turtle (your own chip, system or model)")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write to a temporary file beside ``path`` and rename it: never a half-written report."""
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"--out {path}: expected a file path, got a directory")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"--out {path}: directory {parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.chips is not None and args.chips < 1:
+        raise InputError(f"--chips: expected a positive number of chips, got {args.chips}")
+    kb = None
+    if args.data:
+        from accelkb.ontology.kb import KnowledgeBase
+
+        kb = KnowledgeBase(args.data)
+    quiet = args.quiet or not sys.stderr.isatty()
+
+    def progress(msg: str) -> None:
+        if not quiet:
+            sys.stderr.write(f"accelkb advise: {msg}\n")
+
+    advice = advise(args.system, args.workload, chips=args.chips, goal=args.goal,
+                    compare=args.compare, kb=kb, progress=progress)
+    text = render(advice, "json" if args.json else args.format)
+    if args.out:
+        write_atomically(args.out, text)
+        if not quiet:
+            sys.stderr.write(f"accelkb advise: wrote {args.out}\n")
+    else:
+        sys.stdout.write(text)
+    return 0

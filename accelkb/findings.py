@@ -1,0 +1,191 @@
+"""Bottlenecks with evidence, the explanation chains, and the answer's prose.
+
+Findings come from the rule engine (:mod:`accelkb.rules`) when it is installed: each carries its
+derivation down to sourced facts. Without it, they come from the performance model's time
+breakdown and memory placement (each cause above a threshold share), labelled as such.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rdflib import URIRef
+
+from accelkb.advice import Estimate, Finding, Recommendation, WhatIf
+from accelkb.kbfacts import local
+from accelkb.ontology.kb import KnowledgeBase
+from accelkb.perf import InferenceEstimate, ModelSpec, SystemSpec, TrainingEstimate
+
+KB = "https://w3id.org/accelkb/data/"
+
+#: Which bottleneck each performance-model time component is evidence of.
+COMPONENT_BOTTLENECK = {
+    "compute": "compute", "recompute": "compute", "tensor_parallel_comm": "interconnect-bandwidth",
+    "pipeline_p2p": "interconnect-bandwidth", "pipeline_bubble": "pipeline-bubble",
+    "data_parallel_comm": "interconnect-bandwidth", "optimizer": "memory-bandwidth",
+    "offload": "memory-capacity", "memory": "memory-bandwidth",
+    "overhead": "latency-synchronization", "pipeline_hops": "latency-synchronization",
+}
+#: A component must take at least this share of the time to count as a bottleneck.
+SHARE_THRESHOLD = 0.10
+
+
+@dataclass(frozen=True)
+class Found:
+    finding: Finding
+    rule_bottleneck: str  # IRI of the ak:Bottleneck
+
+
+def _fmt_s(s: float) -> str:
+    return f"{s:.3g} s" if s >= 1 else f"{s * 1e3:.3g} ms" if s >= 1e-3 else f"{s * 1e6:.3g} µs"
+
+
+def _fmt_bytes(b: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if b >= scale:
+            return f"{b / scale:.3g} {unit}"
+    return f"{b:.3g} B"
+
+
+def _breakdown_findings(kb: KnowledgeBase, spec: SystemSpec, est: TrainingEstimate | InferenceEstimate
+                        ) -> list[Found]:
+    parts = {k: v for k, v in est.breakdown.items() if k != "prefill_s" and v > 0}
+    total = sum(parts.values()) or 1.0
+    shares: dict[str, float] = {}
+    detail: dict[str, list[str]] = {}
+    for comp, secs in parts.items():
+        b = COMPONENT_BOTTLENECK.get(comp)
+        if b is None:
+            continue
+        # In decode, tensor-parallel messages are tiny: their time is latency, not bandwidth.
+        if comp == "tensor_parallel_comm" and isinstance(est, InferenceEstimate) and \
+                est.bound == "latency":
+            b = "latency-synchronization"
+        shares[b] = shares.get(b, 0.0) + secs / total
+        detail.setdefault(b, []).append(f"{comp.replace('_', ' ')} {_fmt_s(secs)} "
+                                        f"({100 * secs / total:.0f} %)")
+    out = []
+    g = kb.asserted
+    for b, share in sorted(shares.items(), key=lambda kv: -kv[1]):
+        if share < SHARE_THRESHOLD:
+            continue
+        iri = URIRef(KB + "bottleneck-" + b)
+        label = str(g.value(iri, URIRef("http://www.w3.org/2004/02/skos/core#prefLabel")) or b)
+        evidence = "; ".join(detail[b]) + f" of a {_fmt_s(total)} " + (
+            "step" if isinstance(est, TrainingEstimate) else "decode step")
+        out.append(Found(Finding(bottleneck=b, label=label, evidence=evidence, share_of_time=share,
+                                 derivation=[f"performance model breakdown: {evidence}"],
+                                 rule="accelkb.findings (time breakdown)"), str(iri)))
+    fast = spec.chip.memory_tiers[0]
+    spilled = {t: sum(v.values()) for t, v in est.placement.items() if t != fast.kind}
+    if spilled and any(v > 0 for v in spilled.values()):
+        iri = URIRef(KB + "bottleneck-memory-capacity")
+        need = sum(est.memory_breakdown_bytes.values())
+        ev = (f"model state and activations need {_fmt_bytes(need)} per chip but {fast.kind.upper()} holds "
+              f"{_fmt_bytes(fast.capacity_bytes)}; {', '.join(f'{_fmt_bytes(v)} in {k}' for k, v in spilled.items())}")
+        if not any(f.rule_bottleneck == str(iri) for f in out):
+            out.append(Found(Finding(bottleneck="memory-capacity", label="memory capacity",
+                                     evidence=ev, derivation=[f"performance model placement: {ev}"],
+                                     rule="accelkb.findings (memory placement)"), str(iri)))
+    return out
+
+
+def findings(kb: KnowledgeBase, system: URIRef, workload: URIRef, spec: SystemSpec,
+             model: ModelSpec, est: TrainingEstimate | InferenceEstimate) -> list[Found]:
+    """Bottlenecks of the estimate: from the rules when available, else from the breakdown."""
+    try:
+        from accelkb.rules import infer  # type: ignore[attr-defined]
+    except ImportError:
+        return _breakdown_findings(kb, spec, est)
+    try:
+        report = infer(kb, local(workload), local(system), chips=spec.chips)
+    except Exception as exc:  # the rule engine failing must not hide the model's evidence
+        found = _breakdown_findings(kb, spec, est)
+        return [Found(f.finding.model_copy(update={"derivation": f.finding.derivation + [
+            f"rule engine unavailable: {type(exc).__name__}: {exc}"]}), f.rule_bottleneck)
+            for f in found]
+    return _from_rules(kb, report) or _breakdown_findings(kb, spec, est)
+
+
+def _from_rules(kb: KnowledgeBase, report: Any) -> list[Found]:
+    out = []
+    for f in getattr(report, "findings", []):
+        b_iri = str(getattr(f, "bottleneck", ""))
+        name = local(b_iri).removeprefix("bottleneck-")
+        chain = list(getattr(f, "explanation_lines", []) or [])
+        text = str(getattr(f, "text", "") or getattr(f, "explanation", ""))
+        out.append(Found(Finding(bottleneck=name, label=str(getattr(f, "label", name)),
+                                 evidence=text, derivation=chain or [text],
+                                 rule=str(getattr(f, "rule", ""))), b_iri))
+    return out
+
+
+def optimization_chain(kb: KnowledgeBase, opt: URIRef, mitigated: list[str],
+                       found: list[Found]) -> list[str]:
+    """Why the optimization is a candidate: bottleneck -> catalogue link -> its sources."""
+    g = kb.asserted
+    lines = []
+    for f in found:
+        if f.finding.bottleneck in [m.removeprefix("bottleneck-") for m in mitigated]:
+            lines.append(f"bottleneck {f.finding.bottleneck}: {f.finding.evidence}")
+    lines.append(f"catalogue: {local(opt)} ak:mitigates {', '.join(mitigated)}")
+    srcs = sorted({str(s) for s in g.objects(opt, URIRef("http://purl.org/dc/terms/source"))})
+    for eff in g.objects(opt, URIRef("https://w3id.org/accelkb/schema#hasEffect")):
+        srcs += sorted({str(s) for s in g.objects(eff, URIRef("http://purl.org/dc/terms/source"))})
+    if srcs:
+        lines.append("sources: " + ", ".join(local(s) for s in dict.fromkeys(srcs)))
+    return lines
+
+
+def assumptions(spec: SystemSpec, cfg: Any, phase: str) -> list[str]:
+    out = [
+        "Estimates come from accelkb's performance model (roofline compute with fitted efficiency, "
+        "alpha-beta collectives, Korthikanti activation memory, ZeRO model-state memory); its "
+        "validation error is reported by bench/perf_validation.py.",
+        f"Layout: {', '.join(f'{k}={v}' for k, v in cfg.model_dump().items() if v not in (None, False))}.",
+    ]
+    if any(lv.latency_s == 0 for lv in spec.levels):
+        out.append("Where the knowledge base has no link latency, only the calibrated software "
+                   "latency per collective step is counted (medium confidence).")
+    if spec.watts_per_chip is None:
+        out.append("No power figure for this system in the knowledge base: energy is not reported.")
+    if phase != "training":
+        out.append("Inference: one request stream (batch 1) unless the goal is throughput; decode "
+                   "time per token excludes network time outside the system.")
+    return out
+
+
+def answer_text(system: str, workload: str, phase: str, est: Estimate, found: list[Found],
+                recs: list[Recommendation], whatifs: list[WhatIf], chips: int) -> str:
+    """Three to five sentences with the numbers, written from the data only."""
+    if phase == "training":
+        first = (f"On {chips} chips of {system}, the best default layout trains {workload} at "
+                 f"{est.time_s:.3g} s per step ({est.tokens_per_s:,.0f} tokens/s, MFU {100 * est.mfu:.0f} %)")
+        if est.time_to_train_s:
+            first += f", {est.time_to_train_s / 86400:.1f} days for the workload's tokens"
+    else:
+        first = (f"On {chips} chips of {system}, {workload} decodes at "
+                 f"{est.tokens_per_s_per_user or 0:.0f} tokens/s per user "
+                 f"({est.time_s * 1e3:.3g} ms per token, {est.bound or 'mixed'}-bound), time to first "
+                 f"token {1e3 * (est.ttft_s or 0):.0f} ms")
+    sentences = [first + "."]
+    if found:
+        top = ", ".join(f"{f.finding.label} ({100 * f.finding.share_of_time:.0f} % of the time)"
+                        if f.finding.share_of_time else f.finding.label for f in found[:3])
+        sentences.append(f"The main bottlenecks are {top}.")
+    good = [r for r in recs if r.status == "recommended"]
+    if good:
+        best = ", ".join(f"{r.label} ({r.speedup:.2f}x)" for r in good[:3])
+        sentences.append(f"Checked by the model, the best software levers are {best}.")
+    else:
+        sentences.append("No catalogued software lever improves on this layout in the model.")
+    hw = [w for w in whatifs if w.speedup == w.speedup and w.speedup > 1.02]
+    if hw:
+        sentences.append(f"The strongest hardware lever is {hw[0].lever} ({hw[0].change}: "
+                         f"{hw[0].speedup:.2f}x).")
+    blocked = [r for r in recs if r.status == "blocked"]
+    if blocked:
+        sentences.append(f"{len(blocked)} candidate(s) are blocked, e.g. {blocked[0].label}: "
+                         f"{blocked[0].blocked_by[:120]}.")
+    return " ".join(sentences[:5])
