@@ -23,6 +23,7 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
 from accelkb import advise_parts as parts
+from accelkb import advise_schedule
 from accelkb import findings as find
 from accelkb.advice import Advice, Recommendation
 from accelkb.errors import InputError
@@ -125,13 +126,17 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     say("quantifying hardware what-ifs")
     whatifs = parts.what_ifs(model, spec, cfg, base)
     say("comparing systems")
-    comparisons = [parts.comparison(model, system_spec(local(o) if False else str(g.value(o, AK.shortName)),
-                                                       kb=kb), phase, gbs, wl["prompt"],
-                                    wl["output"], wl["precision"], goal) for o in others]
+    comparisons = [parts.comparison(model, system_spec(str(g.value(o, AK.shortName)), kb=kb), phase,
+                                    gbs, wl["prompt"], wl["output"], wl["precision"], goal)
+                   for o in others]
     say("scaling over chip counts")
     counts = parts.scaling_counts(spec, phase, model, spec.chips)
     scaling = parts.scaling(model, spec, phase, gbs, wl["prompt"], wl["output"], wl["precision"],
                             goal, counts)
+    schedules = []
+    if phase != "training" or goal == "latency":
+        say("synthesizing a collision-free schedule and simulating dynamic routing")
+        schedules = advise_schedule.schedules(spec)
     say("collecting facts and sources")
     subjects = subjects_of_system(kb, sys_iri) + [wl["model_iri"], wl["iri"]]
     facts = facts_about(kb, subjects)
@@ -145,7 +150,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         system=system, workload=workload, phase=phase, goal=goal, chips=spec.chips,
         answer=answer, baseline=est, baseline_note=base_note,
         findings=[f.finding for f in findings], recommendations=recs, what_ifs=whatifs,
-        comparisons=comparisons, scaling=scaling, facts=facts, sources=sources,
+        comparisons=comparisons, scaling=scaling, schedules=schedules, facts=facts, sources=sources,
         assumptions=find.assumptions(spec, cfg, phase),
         measured=[m[0] for m in measured], seconds=time.perf_counter() - started)
     assert_advice(kb, advice, sys_iri, wl["iri"])

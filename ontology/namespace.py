@@ -77,6 +77,7 @@ class AK(DefinedNamespace):
     ModelArchitecture: URIRef
     ModelFlopsPerSecondPerChip: URIRef
     ModelSwitchTime: URIRef
+    ModellingAssumption: URIRef
     Node: URIRef
     OnChipSRAM: URIRef
     Optimization: URIRef
