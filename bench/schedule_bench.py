@@ -29,7 +29,7 @@ SIM_MAX_MESSAGES = 400_000  # larger point-to-point simulations are left out (pu
 def _time_limit(chips: int, default: float | None) -> float:
     if default is not None:
         return default
-    return 10.0 if chips <= 72 else 55.0
+    return 10.0 if chips <= 72 else 50.0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -61,14 +61,15 @@ class _Best:
 
 
 def _spread_variants(topo: Topology, chunks: list[ChunkId], origins: list[list[int]],
-                     dist, deadline: float, best: _Best, label: str, tr=None) -> None:
+                     dist, deadline: float, best: _Best, label: str, tr=None,
+                     rarest_first: bool = False) -> None:
     """Run the pull heuristic in its variants; ``tr`` post-processes (e.g. reversal)."""
     k = len(chunks)
     # pipeline order: chunk index first, then origin
     rank = [0] * k
     for pos, j in enumerate(sorted(range(k), key=lambda j: (chunks[j][-1], chunks[j][0]))):
         rank[j] = pos
-    for far in (True, False):
+    for far in ((False, True) if rarest_first else (True, False)):
         if best.steps is not None and time.monotonic() > deadline:
             return
         try:
@@ -89,9 +90,10 @@ def _allgather_like(inst: Instance, topo: Topology, deadline: float, best: _Best
     tr = (lambda steps, trs: reverse(steps, trs)) if reverse_out else None
     label = "time-reversed allgather on G^T" if reverse_out else "constructive"
     c = inst.chunks
-    if inst.collective in ("allgather", "reduce_scatter") and c > 1 \
-            and len(ids) * inst.n > BIG_TRANSFERS:
+    big = len(ids) * inst.n > BIG_TRANSFERS
+    if inst.collective in ("allgather", "reduce_scatter") and c > 1 and big:
         one = [(r, 0) for r in range(inst.n)]
+        started = time.monotonic()
         try:
             s1, t1 = spread(topo, one, [[r] for r in range(inst.n)], deadline=deadline,
                             far_first=False, dist=dist)
@@ -101,8 +103,12 @@ def _allgather_like(inst: Instance, topo: Topology, deadline: float, best: _Best
             best.offer(steps, trs, f"{label}, {c} one-chunk rounds overlaid (time windows)")
         except Budget:
             pass
+        # the full pull costs about c times the one-chunk pull (plus checking): skip it when
+        # it cannot finish before the deadline
+        if (time.monotonic() - started) * c * 1.5 > deadline - time.monotonic():
+            return
     origins = [inst.sources(ch) if not reverse_out else [ch[0]] for ch in ids]
-    _spread_variants(topo, ids, origins, dist, deadline, best, label, tr)
+    _spread_variants(topo, ids, origins, dist, deadline, best, label, tr, rarest_first=big)
 
 
 def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> None:
@@ -258,7 +264,7 @@ def schedule(topology: str | Path | Topology, collective: str, chunks: int = 1,
         raise InputError(f"expected a time limit > 0 seconds, got {time_limit_s}")
     topo = _topology(topology)
     inst = Instance(topo, collective, chunks, tuple(demand or ()), root)
-    deadline = t0 + time_limit_s
+    deadline = t0 + 0.85 * time_limit_s  # the rest is for verification and decoding
     b = lower_bounds(topo, collective, chunks, use_lp=topo.n <= 16,
                      demand=inst.demand_map() if collective == "traffic" else None)
     lb = b.best
@@ -287,4 +293,4 @@ def _result(inst: Instance, b, status: Status, steps: int | None, transfers: lis
         status=status, topology=inst.topology.name, chips=inst.n, collective=inst.collective,
         chunks_per_rank=inst.chunks, makespan_steps=steps, lower_bound_steps=b.best,
         bounds=dict(b.values), gap=gap, method=method, proof=proof, verified=verified,
-        synthesis_seconds=time.monotonic() - t0, transfers=tuple(sorted(transfers)))
+        synthesis_seconds=time.monotonic() - t0, transfers=tuple(transfers))

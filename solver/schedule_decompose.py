@@ -25,7 +25,11 @@ def link_loads(transfers: list[TransferT]) -> Counter[tuple[int, int, int]]:
 def smallest_period(topo: Topology, transfers: list[TransferT], makespan: int) -> int:
     """Smallest ``delta`` such that copies started every ``delta`` steps never collide."""
     loads = link_loads(transfers)
-    for delta in range(1, makespan + 1):
+    per_link: Counter[tuple[int, int]] = Counter()
+    for (_, u, v), k in loads.items():
+        per_link[(u, v)] += k
+    start = max([-(-k // topo.links[e]) for e, k in per_link.items()] + [1])
+    for delta in range(start, makespan + 1):
         folded: Counter[tuple[int, int, int]] = Counter()
         for (t, u, v), k in loads.items():
             folded[(t % delta, u, v)] += k

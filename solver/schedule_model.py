@@ -129,7 +129,7 @@ class ScheduleResult(BaseModel):
     verified: bool = Field(description="the independent checker replayed the schedule")
     synthesis_seconds: float = Field(description="wall time of the synthesis")
     transfers: tuple[TransferT, ...] = Field(
-        default=(), description="the schedule: (step, src, dst, chunk) sorted; built without "
+        default=(), description="the schedule: (step, src, dst, chunk); built without "
         "re-validation (model_construct) because schedules reach millions of transfers")
 
     def summary(self) -> dict[str, object]:

@@ -119,3 +119,20 @@ def test_bounds_match_the_reference_bounds_on_bench_instances() -> None:
         assert b.best == inst["lower_bound_steps"], inst
         checked += 1
     assert checked >= 50
+
+
+def test_time_window_rounds_are_collision_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Force the one-chunk-rounds decomposition used at 576 chips on a small torus."""
+    from accelkb.solver import schedule_api
+
+    monkeypatch.setattr(schedule_api, "BIG_TRANSFERS", 10)
+    r = schedule("torus:4x4", "allgather", 3, time_limit_s=10, use_z3=False)
+    assert r.verified and r.makespan_steps >= r.lower_bound_steps
+    r = schedule("torus:4x4", "reduce_scatter", 3, time_limit_s=10, use_z3=False)
+    assert r.verified
+
+
+def test_allreduce_composition_is_verified_on_a_dragonfly() -> None:
+    r = schedule("dragonfly:nodes=2,chips=4,ports=2", "allreduce", 8, time_limit_s=10)
+    assert r.verified and r.status in (Status.OPTIMAL, Status.FEASIBLE)
+    assert r.makespan_steps <= 2 * r.lower_bound_steps
