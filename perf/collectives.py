@@ -8,9 +8,10 @@ group; each level contributes ``steps x alpha_i + volume_i / (B_i x link_efficie
 
 Algorithms: ``ring`` (flat ring over all members, limited by the slowest level crossed),
 ``hierarchical`` (ring inside each level, reduce-scatter inwards-out then all-gather back),
-``tree`` (binary double tree: ``2 log2 n`` latency steps, ``2 S / B`` volume), ``direct`` (every
-member sends straight to every other: one latency step of ``max_hops``) and ``auto`` (the fastest,
-as NCCL would pick).
+``tree`` (binary double tree: ``2 log2 n`` latency steps, ``2 S / B`` volume; only for groups that
+span several levels, as NCCL uses trees between nodes), ``direct`` (every member sends straight to
+every other: one latency step of ``max_hops``; only on fully connected levels) and ``auto`` (the
+fastest of those that apply, as NCCL would pick).
 
 Examples
 --------
@@ -137,13 +138,17 @@ def collective_time(
     vol, steps = _ring_factor(op, n)
     cands["ring"] = vol * size_bytes / _bw(slowest, cal) + steps * _alpha(outer, cal)
     cands["hierarchical"] = _hierarchical(op, size_bytes, parts, levels, cal)
-    if op in ("all_reduce", "all_gather", "reduce_scatter"):
+    if op in ("all_reduce", "all_gather", "reduce_scatter") and len(parts) > 1:
+        # trees pay off across levels (NCCL uses them between nodes, rings inside one)
         mult = 2.0 if op == "all_reduce" else 1.0
         depth = math.ceil(math.log2(n))
         cands["tree"] = mult * (size_bytes / _bw(slowest, cal) + depth * _alpha(outer, cal))
-    hops = max(levels[i].max_hops for i, _ in parts)
-    direct_steps = 2 if op == "all_reduce" else 1
-    cands["direct"] = vol * size_bytes / _bw(slowest, cal) + direct_steps * _alpha(outer, cal, hops)
+    if all(levels[i].topology == "full" for i, _ in parts):
+        # one-shot exchange needs a wire to every member (fully connected levels only)
+        hops = max(levels[i].max_hops for i, _ in parts)
+        direct_steps = 2 if op == "all_reduce" else 1
+        cands["direct"] = vol * size_bytes / _bw(slowest, cal) + \
+            direct_steps * _alpha(outer, cal, hops)
     if algorithm == "auto":
         return min(cands.values())
     if algorithm not in cands:

@@ -40,7 +40,7 @@ def fit_collectives(systems: SystemResolver, cal: Calibration) -> Fit:
     best: Fit | None = None
     for eff, lat in itertools.product((0.6, 0.65, 0.7, 0.72, 0.74, 0.76, 0.78, 0.8, 0.85),
                                       (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6, 7e-6, 8e-6,
-                                       10e-6, 12e-6)):
+                                       10e-6, 12e-6, 14e-6, 16e-6, 20e-6)):
         c = cal.model_copy(update={"link_efficiency": eff, "collective_step_latency_s": lat})
         errs = [abs(collective_time("all_reduce", float(s), n, levels, c) / t - 1)
                 for n, s, t in pts]
@@ -57,7 +57,7 @@ def fit_compute(systems: SystemResolver, cal: Calibration, single_rows: int = 12
     megatron_sc21 Table 1, korthikanti Table 5, vTrain multi-node and (a spread sample of)
     vTrain single-node; objective = sum of the four medians."""
     best: Fit | None = None
-    for me, mem, ko in itertools.product((0.66, 0.70, 0.72, 0.74, 0.76, 0.78),
+    for me, mem, ko in itertools.product((0.66, 0.70, 0.72, 0.74, 0.76, 0.78, 0.80, 0.82),
                                          (0.7, 0.8, 0.9),
                                          (5e-6, 10e-6, 15e-6, 20e-6, 25e-6, 30e-6)):
         c = cal.model_copy(update={"matmul_efficiency": me, "memory_efficiency": mem,

@@ -30,6 +30,16 @@ from .training import estimate as train_estimate
 
 SystemResolver = Callable[[str, "int | None"], SystemSpec]
 GIB = 2.0**30
+_CACHED: dict[SystemResolver, SystemResolver] = {}
+
+
+def cached(systems: SystemResolver) -> SystemResolver:
+    """The resolver with its answers memoised (specs are frozen; the KB query is slow)."""
+    if systems in _CACHED.values():
+        return systems
+    if systems not in _CACHED:
+        _CACHED[systems] = lru_cache(maxsize=1024)(systems)
+    return _CACHED[systems]
 
 
 @dataclass
@@ -138,6 +148,7 @@ def check_megatron(systems: SystemResolver, cal: Calibration) -> FileResult:
     Micro-batch and interleaving are not published; the authors tuned them, so the model takes
     the fastest valid layout that fits memory (full recompute, as in the paper).
     """
+    systems = cached(systems)
     res = FileResult("megatron_sc21_table1_weak_scaling.csv", "achieved TFLOP/s per GPU")
     for r in read_rows(res.file):
         m = gpt(f"{r['params_billion']}B", int(r["num_layers"]), int(r["hidden_size"]),
@@ -169,6 +180,7 @@ def _korthikanti_config(r: dict[str, str]) -> tuple[ModelSpec, TrainingConfig]:
 
 def check_korthikanti_time(systems: SystemResolver, cal: Calibration) -> list[FileResult]:
     """Korthikanti Table 5 iteration times and the selective-recompute speed-up per model."""
+    systems = cached(systems)
     res = FileResult("korthikanti2022_table5_iteration_time.csv", "iteration time (s)")
     speed = FileResult("korthikanti2022_table5_iteration_time.csv",
                        "speed-up of selective+SP over full recompute (x)")
@@ -240,6 +252,7 @@ def check_vtrain(systems: SystemResolver, cal: Calibration, multi: bool,
 
     ``limit`` keeps every k-th row of the single-node file (for quick tests).
     """
+    systems = cached(systems)
     name = "vtrain_ground_truth_multi_node_a100.csv" if multi else \
         "vtrain_ground_truth_single_node_a100.csv"
     res = FileResult(name, "iteration time (ms)")
@@ -266,6 +279,7 @@ def check_vtrain(systems: SystemResolver, cal: Calibration, multi: bool,
 def check_korthikanti_layer(systems: SystemResolver, cal: Calibration) -> FileResult:
     """Korthikanti Table 4 (medium confidence): GPT-3 per-layer forward and backward times, TP 8,
     micro-batch 1, sequence 2048, including the layer's tensor-parallel collectives."""
+    systems = cached(systems)
     from .collectives import collective_time
     from .compute import layer_forward_ops, ops_time, peak_for, recompute_ops
 
@@ -295,6 +309,7 @@ _MPT_SYSTEMS = {"a100_40gb": "dgx-a100-320gb", "a100_80gb": "dgx-a100-superpod",
 def check_mosaic(systems: SystemResolver, cal: Calibration) -> FileResult:
     """MosaicML MPT on 8-512 GPUs with FSDP (ZeRO-3, overlapped), flash attention, bf16:
     training tokens/s per GPU at the published micro-batch and gradient accumulation."""
+    systems = cached(systems)
     res = FileResult("mosaicml_mpt_training_throughput_mfu.csv", "tokens/s per GPU")
     models = known_models()
     for r in read_rows(res.file):

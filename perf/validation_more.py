@@ -13,7 +13,7 @@ from .inference import InferenceConfig
 from .inference import estimate as infer_estimate
 from .training import TrainingConfig
 from .training import estimate as train_estimate
-from .validation import FileResult, Row, SystemResolver, known_models, read_rows
+from .validation import FileResult, Row, SystemResolver, cached, known_models, read_rows
 
 NCCL = "nccl_allreduce_single_node_a100_v100.csv"
 
@@ -31,6 +31,7 @@ def nccl_points(step: int = 1) -> list[tuple[int, int, float]]:
 
 def check_nccl(systems: SystemResolver, cal: Calibration, step: int = 16) -> FileResult:
     """nccl-tests all-reduce on one DGX A100 node (2-8 GPUs, 1 MB-1 GB): predicted time."""
+    systems = cached(systems)
     res = FileResult(NCCL, "all-reduce time (us), A100")
     node = systems("dgx-a100", 8)
     for n, size, t in nccl_points(step):
@@ -54,6 +55,7 @@ def check_gpu_inference(systems: SystemResolver, cal: Calibration) -> FileResult
     kernels, a different precision) are skipped with the reason. Serving engines queue requests
     whose KV cache does not fit, so the batch runs in waves (``queue_when_full``).
     """
+    systems = cached(systems)
     res = FileResult(ARGONNE, "request latency (s), NVIDIA GPUs")
     models = known_models()
     for r in read_rows(ARGONNE):
@@ -88,6 +90,7 @@ def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
     IPU layout follows Graphcore's submissions: 4-stage pipeline per replica, replicas over the
     rest, optimizer state sharded over replicas (RTS), full recompute.
     """
+    systems = cached(systems)
     res = FileResult(MLPERF, "BERT time-to-train ratio IPU-POD / DGX A100 (x)")
     bert = known_models()["bert-large"]
     rows = [r for r in read_rows(MLPERF) if r["benchmark"] == "bert"
@@ -133,6 +136,7 @@ def check_power(systems: SystemResolver, cal: Calibration) -> FileResult:
     The measurement is the GPU board only, so the prediction uses the chip TDP rather than the
     system's wall-power share: ``TDP x (idle + (1 - idle) x activity)`` with the decode activity.
     """
+    systems = cached(systems)
     res = FileResult(POWER, "average GPU power (W)")
     models = known_models()
     for r in read_rows(POWER):
@@ -159,6 +163,7 @@ CLAIMS = "llm_inference_vendor_claims.csv"
 def check_vendor_claims(systems: SystemResolver, cal: Calibration) -> FileResult:
     """Vendor claims (not measurements) of per-user decode speed: Groq Llama-2 70B on 576 LPUs
     (INT8, 8-chip tensor parallel x 72 pipeline stages), SambaNova Llama-3.1 70B on SN40L."""
+    systems = cached(systems)
     res = FileResult(CLAIMS, "CLAIMED output tokens/s per user")
     models = known_models()
     for r in read_rows(CLAIMS):
@@ -186,6 +191,7 @@ def check_vendor_claims(systems: SystemResolver, cal: Calibration) -> FileResult
 
 def run_all(systems: SystemResolver, cal: Calibration, quick: bool = False) -> list[FileResult]:
     """Every check, in file order. ``quick`` samples the big files (vTrain single, NCCL)."""
+    systems = cached(systems)
     from .validation import (
         check_korthikanti_layer,
         check_korthikanti_memory,

@@ -6,6 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from test_perf_fixtures import A100, dgx, gpt3, groq, ipu_pod, llama70, small, sn40l
+
+from accelkb.cli import main
+from accelkb.errors import InputError
 from accelkb.perf import (
     Candidate,
     InferenceConfig,
@@ -14,10 +18,6 @@ from accelkb.perf import (
     estimate_inference,
     estimate_training,
 )
-from test_perf_fixtures import A100, dgx, gpt3, groq, ipu_pod, llama70, small, sn40l
-
-from accelkb.cli import main
-from accelkb.errors import InputError
 
 GPT3_LAYOUT = "tp=8,pp=16,dp=8,mb=1,gbs=1536,recompute=full"
 

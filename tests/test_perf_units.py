@@ -8,13 +8,13 @@ import math
 
 import pydantic
 import pytest
+from test_perf_fixtures import A100, GC200, dgx, gpt3, llama70, small
+
+from accelkb.errors import InputError
 from accelkb.perf import collectives, memory, shapes
 from accelkb.perf.calibration import calibration_document, load_calibration
 from accelkb.perf.compute import layer_forward_ops, ops_time, peak_for
 from accelkb.perf.specs import ChipSpec, MemoryTierSpec, ModelSpec, SystemSpec
-from test_perf_fixtures import A100, GC200, dgx, gpt3, llama70, small
-
-from accelkb.errors import InputError
 
 CAL = load_calibration()
 MODULES = ["specs", "shapes", "calibration", "compute", "collectives", "memory", "training",

@@ -11,11 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from test_perf_fixtures import resolver as explicit_resolver
+
 from accelkb.perf import validation as V
 from accelkb.perf import validation_more as VM
 from accelkb.perf.calibration import load_calibration
 from accelkb.perf.specs import SystemSpec
-from test_perf_fixtures import resolver as explicit_resolver
 
 pytestmark = pytest.mark.skipif(not V.validation_dir().is_dir(),
                                 reason=f"published measurements not found at "
