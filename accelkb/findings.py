@@ -186,6 +186,6 @@ def answer_text(system: str, workload: str, phase: str, est: Estimate, found: li
                          f"{hw[0].speedup:.2f}x).")
     blocked = [r for r in recs if r.status == "blocked"]
     if blocked:
-        sentences.append(f"{len(blocked)} candidate(s) are blocked, e.g. {blocked[0].label}: "
+        sentences.append(f"{len(blocked)} candidate(s) are blocked, among them {blocked[0].label}: "
                          f"{blocked[0].blocked_by[:120]}.")
     return " ".join(sentences[:5])
