@@ -1,0 +1,102 @@
+"""``accelkb serve``: a read-only SPARQL 1.1 Protocol endpoint over the knowledge base.
+
+Serves every named graph of the knowledge base (asserted, inferred, derivations, estimates,
+results; the default graph is their union) at ``http://HOST:PORT/query`` until interrupted.
+SPARQL Update, LOAD and SERVICE are refused; each query has a time limit and a result-size
+limit. It listens on loopback unless ``--host`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import signal
+import sys
+from types import FrameType
+
+from accelkb.errors import InputError
+from accelkb.ontology.kb import KnowledgeBase
+from accelkb.server import ServeLimits, SparqlEndpoint, is_loopback
+
+NAME = "serve"
+HELP = "serve the knowledge base as a read-only SPARQL 1.1 endpoint (loopback by default)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=7878, help="port (default 7878; 0 = any)")
+    parser.add_argument("--data", action="append", default=[], metavar="EXTRA.ttl",
+                        help="extra Turtle/TriG file to load (repeatable)")
+    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="time limit of one query (default 10 s; 503 when hit)")
+    parser.add_argument("--max-result-bytes", type=int, default=16 * 1024 * 1024,
+                        metavar="BYTES", help="largest result sent (default 16 MiB; 413 when hit)")
+    parser.add_argument("--cors", action="store_true",
+                        help="allow browser tools on other origins (e.g. YASGUI) to query")
+    parser.add_argument("--infer", action="store_true",
+                        help="run the rules to a fixpoint first, so inferred facts and their "
+                             "derivations are served too")
+
+
+def infer(kb: KnowledgeBase) -> None:
+    """Fill the inferred and derivations graphs with the rules engine (``accelkb.rules``).
+
+    Uses ``accelkb.rules.infer(kb)`` when the rules package offers it, else runs the engine's
+    fixpoint over every bundled rule on the knowledge base's own dataset.
+
+    Raises
+    ------
+    InputError
+        If the rules engine is not available in this installation.
+    """
+    rules = importlib.import_module("accelkb.rules")
+    entry = getattr(rules, "infer", None)
+    if callable(entry):
+        entry(kb)
+        return
+    try:
+        engine = importlib.import_module("accelkb.rules.engine")
+        parse = importlib.import_module("accelkb.rules.parse")
+    except ImportError as exc:
+        raise InputError(f"--infer needs the rules engine (accelkb.rules), which cannot be "
+                         f"loaded: {exc}") from None
+    engine.run_fixpoint(parse.load_rules().values(), engine.RdflibStore(kb.dataset))
+
+
+def _limits(args: argparse.Namespace) -> ServeLimits:
+    if args.timeout <= 0:
+        raise InputError(f"expected --timeout > 0 seconds, got {args.timeout:g}")
+    if args.max_result_bytes <= 0:
+        raise InputError(f"expected --max-result-bytes > 0, got {args.max_result_bytes}")
+    if not 0 <= args.port <= 65535:
+        raise InputError(f"expected --port between 0 and 65535, got {args.port}")
+    return ServeLimits(timeout_s=args.timeout, max_result_bytes=args.max_result_bytes,
+                       cors=args.cors)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops the server as Ctrl-C does (engine included)
+
+
+def run(args: argparse.Namespace) -> int:
+    limits = _limits(args)
+    kb = KnowledgeBase(args.data)
+    if args.infer:
+        infer(kb)
+    endpoint = SparqlEndpoint.from_kb(kb, host=args.host, port=args.port, limits=limits)
+    if not is_loopback(args.host):
+        sys.stderr.write(f"accelkb serve: warning: listening on {args.host}, reachable from "
+                         "other machines (read-only, but anyone who can connect can query)\n")
+    signal.signal(signal.SIGTERM, _interrupt)
+    endpoint.start()
+    sys.stderr.write(f"accelkb serve: SPARQL endpoint at {endpoint.url} "
+                     f"({len(kb.dataset)} triples; Ctrl-C to stop)\n")
+    sys.stderr.flush()
+    try:
+        endpoint.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        endpoint.stop()
+    return 0

@@ -1,0 +1,194 @@
+"""Run the Oxigraph SPARQL server (the ``oxigraph`` PyPI package ships its binary) as a child.
+
+accelkb does not implement the SPARQL 1.1 Protocol itself: query evaluation, content negotiation
+and result serialization are Oxigraph's. This module only finds the binary, loads N-Quads into a
+temporary database, starts ``oxigraph serve`` or ``serve-read-only`` on a loopback port, waits
+until it answers and stops it (always: the process is killed on :meth:`OxigraphProcess.stop` and
+when the ``with`` block ends).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import http.client
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+from accelkb.errors import InputError
+
+#: How long to wait for a started server to answer before giving up (seconds).
+START_TIMEOUT_S = 30.0
+
+
+def find_oxigraph() -> Path:
+    """The ``oxigraph`` server binary: next to this Python first, then on ``PATH``.
+
+    A virtual environment used without activation (``.venv/bin/pytest``) has the binary next to
+    its interpreter but not on ``PATH``, hence the search order.
+
+    Raises
+    ------
+    InputError
+        If the binary is not installed (``pip install oxigraph``).
+    """
+    candidates = [Path(sys.executable).parent / "oxigraph",
+                  Path(sysconfig.get_path("scripts")) / "oxigraph"]
+    for path in candidates:
+        if path.is_file():
+            return path
+    found = shutil.which("oxigraph")
+    if found:
+        return Path(found)
+    raise InputError("expected the Oxigraph server binary (pip install oxigraph), found none "
+                     f"next to {sys.executable} or on PATH")
+
+
+def free_loopback_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to terminate it when its parent dies.
+
+    So a server never outlives the accelkb process that started it, even if that one is killed.
+    Elsewhere this does nothing (``stop`` and the ``with`` block still stop the server).
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        except (OSError, AttributeError):
+            pass
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+class OxigraphProcess:
+    """An Oxigraph SPARQL server on a loopback port, started from N-Quads, stopped on exit.
+
+    Parameters
+    ----------
+    nquads
+        Data to load before serving (N-Quads bytes), or ``None`` for an empty store.
+    read_only
+        Serve with ``serve-read-only`` (the engine refuses every update). A read-only server
+        needs data on disk, so it is loaded into a temporary directory first.
+    timeout_s
+        Oxigraph's own per-query time limit (``--timeout-s``), or ``None`` for none.
+    union_default_graph
+        Make the default graph the union of all named graphs (as accelkb's KnowledgeBase does).
+    port
+        Port to bind on 127.0.0.1; ``None`` picks a free one.
+
+    Examples
+    --------
+    >>> with OxigraphProcess(None, read_only=False) as server:  # doctest: +SKIP
+    ...     server.url
+    'http://127.0.0.1:41234'
+    """
+
+    def __init__(self, nquads: bytes | None, *, read_only: bool = True,
+                 timeout_s: float | None = None, union_default_graph: bool = True,
+                 port: int | None = None) -> None:
+        self._nquads = nquads
+        self._read_only = read_only
+        self._timeout_s = timeout_s
+        self._union = union_default_graph
+        self.port = port or free_loopback_port()
+        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log = Path(tempfile.gettempdir()) / "accelkb-oxigraph.log"
+
+    @property
+    def url(self) -> str:
+        """Base URL of the server (``/query``, ``/update`` and ``/store`` are below it)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> OxigraphProcess:
+        """Load the data, start the server and wait until it answers."""
+        binary = find_oxigraph()
+        self._dir = tempfile.TemporaryDirectory(prefix="accelkb-oxigraph-")
+        location = Path(self._dir.name) / "db"
+        if self._nquads is not None:
+            source = Path(self._dir.name) / "data.nq"
+            source.write_bytes(self._nquads)
+            done = subprocess.run([str(binary), "load", "--location", str(location),
+                                   "--file", str(source), "--format", "nq"],
+                                  capture_output=True, check=False)
+            if done.returncode != 0:
+                self.stop()
+                raise InputError("Oxigraph could not load the knowledge: "
+                                 + done.stderr.decode("utf-8", "replace").strip())
+        command = [str(binary), "serve-read-only" if self._read_only else "serve",
+                   "--bind", f"127.0.0.1:{self.port}"]
+        if self._read_only or self._nquads is not None:
+            command += ["--location", str(location)]
+        if self._union:
+            command.append("--union-default-graph")
+        if self._timeout_s is not None:
+            command += ["--timeout-s", str(max(1, round(self._timeout_s)))]
+        # The log goes to a file, never a pipe: a full pipe would block the server.
+        self._log = Path(self._dir.name) / "server.log"
+        with self._log.open("wb") as log:
+            self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+                                          stderr=log, preexec_fn=_die_with_parent)
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self) -> None:
+        assert self._proc is not None  # set by start(), never user input
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                err = self._log.read_text(encoding="utf-8", errors="replace")
+                self.stop()
+                raise InputError(f"Oxigraph server on port {self.port} exited at start: "
+                                 f"{err.strip()}")
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                conn.request("GET", "/query?query=ASK%7B%7D",
+                             headers={"Accept": "application/sparql-results+json"})
+                ok = conn.getresponse().status == 200
+                conn.close()
+                if ok:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise InputError(f"Oxigraph server on port {self.port} did not answer within "
+                         f"{START_TIMEOUT_S:.0f} s")
+
+    def stop(self) -> None:
+        """Stop the server (terminate, then kill after 5 s) and remove its temporary database."""
+        if self._proc is not None:
+            if self._proc.poll() is None:
+                self._proc.terminate()
+                try:
+                    self._proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    self._proc.wait(timeout=5)
+            self._proc = None
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+
+    def __enter__(self) -> OxigraphProcess:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
