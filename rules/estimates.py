@@ -378,6 +378,25 @@ def estimate_iri(est: PairEstimate) -> URIRef:
                                                                   digest_size=8).hexdigest())
 
 
+_MODEL_ONLY = {"modelStateBytes", "kvCacheBytes"}
+_SYSTEM_ONLY = {"estimatedChips", "onChipMemoryBytes", "deviceMemoryBytes", "offChipMemoryBytes",
+                "fastDomainChips", "fastLinkBytesPerSecond", "tensorParallelLinkBytesPerSecond",
+                "hostLinkBytesPerSecondPerChip", "ridgePoint"}
+
+
+def _basis(name: str, est: PairEstimate, kb: KnowledgeBase) -> list[URIRef]:
+    """The knowledge a quantity was computed from: the model, the system and its chip, or all."""
+    system = [URIRef(est.system)]
+    chip = kb.asserted.value(URIRef(est.system), AK.chip)
+    if isinstance(chip, URIRef):
+        system.append(chip)
+    if name in _MODEL_ONLY:
+        return [URIRef(est.model)]
+    if name in _SYSTEM_ONLY:
+        return system
+    return [URIRef(est.model), *system]
+
+
 def assert_estimate(kb: KnowledgeBase, est: PairEstimate) -> URIRef:
     """Write the estimate node and its provenance into the estimates graph; return its IRI."""
     node = estimate_iri(est)
@@ -405,8 +424,8 @@ def assert_estimate(kb: KnowledgeBase, est: PairEstimate) -> URIRef:
         g.add((pv, AK.formula, Literal(quantity.formula)))
         g.add((pv, AK.formulaRef, Literal(quantity.ref)))
         g.add((pv, AK.confidence, AK.Medium))
-        g.add((pv, URIRef(prov + "wasDerivedFrom"), URIRef(est.system)))
-        g.add((pv, URIRef(prov + "wasDerivedFrom"), URIRef(est.model)))
+        for basis in _basis(name, est, kb):
+            g.add((pv, URIRef(prov + "wasDerivedFrom"), basis))
         for k, v in sorted(quantity.inputs.items()):
             g.add((pv, AK.estimateInput, Literal(f"{k}={v:.6g}" if isinstance(v, float)
                                                  else f"{k}={v}")))
