@@ -73,7 +73,8 @@ def _candidate_sets(topo: Topology, dist: list[list[int]]) -> list[frozenset[int
 def _crossing(demand: dict[tuple[int, int], int], s: frozenset[int], n: int) -> int:
     """Chunks of ``demand`` from inside ``s`` to outside."""
     if len(demand) == n * (n - 1) and len(set(demand.values())) == 1:
-        return next(iter(demand.values())) * len(s) * (n - len(s))
+        k = sum(1 for v in s if v < n)
+        return next(iter(demand.values())) * k * (n - k)
     return sum(k for (a, b), k in demand.items() if a in s and b not in s)
 
 
@@ -86,9 +87,9 @@ def _cap_out(topo: Topology, s: frozenset[int]) -> int:
 
 
 def ball_bound(topo: Topology, chunks: int, dist: list[list[int]]) -> int:
-    """Combined ball bound for allgather (see module docstring)."""
-    n, worst = topo.n, 0
-    for v in range(topo.n):
+    """Combined ball bound for allgather (see module docstring); ranks only."""
+    n, worst = topo.endpoints, 0
+    for v in range(n):
         d_in = topo.in_units(v)
         by_dist: dict[int, int] = {}
         for u in range(n):
@@ -104,14 +105,15 @@ def ball_bound(topo: Topology, chunks: int, dist: list[list[int]]) -> int:
 
 def alltoall_lp_bound(topo: Topology, time_limit_s: float = 3.0) -> float | None:
     """Fractional multicommodity-flow time for alltoall; None beyond LP_MAX_CHIPS or on timeout."""
-    if topo.n > LP_MAX_CHIPS or topo.n < 2:
+    ranks = topo.endpoints
+    if topo.n > LP_MAX_CHIPS or ranks < 2:
         return None
     opt = z3.Optimize()
     opt.set("timeout", int(time_limit_s * 1000))
     t = z3.Real("lp_time")
     edges = sorted(topo.links)
     load: dict[tuple[int, int], list[z3.ArithRef]] = {e: [] for e in edges}
-    for s in range(topo.n):
+    for s in range(ranks):
         flow = {e: z3.Real(f"flow_from_{s}_on_{e[0]}_to_{e[1]}") for e in edges}
         for e, f in flow.items():
             opt.add(f >= 0)
@@ -119,7 +121,8 @@ def alltoall_lp_bound(topo: Topology, time_limit_s: float = 3.0) -> float | None
         for v in range(topo.n):
             inflow = z3.Sum([flow[e] for e in edges if e[1] == v] or [z3.RealVal(0)])
             outflow = z3.Sum([flow[e] for e in edges if e[0] == v] or [z3.RealVal(0)])
-            opt.add(inflow - outflow == (1 - topo.n if v == s else 1))
+            net = (1 - ranks) if v == s else (1 if v < ranks else 0)
+            opt.add(inflow - outflow == net)
     for e in edges:
         opt.add(z3.Sum(load[e]) <= t * topo.links[e])
     opt.minimize(t)
@@ -139,12 +142,16 @@ def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool 
     >>> lower_bounds(parse_topology("ring:8"), "allgather", 2).best
     7
     """
-    n, dist = topo.n, all_distances(topo)
+    n, dist = topo.endpoints, all_distances(topo)  # ranks are 0..n-1; higher ids are switches
     vals: dict[str, float] = {}
     if n == 1:
         return Bounds(values={"trivial": 0.0}, best=0, best_name="trivial")
-    diam = max(max(row) for row in dist)
-    sets = _candidate_sets(topo, dist)
+    diam = max(dist[u][v] for u in range(n) for v in range(n))
+
+    def inside(s: frozenset[int]) -> int:
+        return sum(1 for v in s if v < n)
+
+    sets = [s for s in _candidate_sets(topo, dist) if 0 < inside(s) < n]
     if collective in ("allgather", "broadcast"):
         sources = range(n) if collective == "allgather" else [0]
         vals["diameter"] = float(max(dist[s][v] for s in sources for v in range(n)))
@@ -152,7 +159,8 @@ def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool 
         vals["ingress"] = max(need / topo.in_units(v) for v in range(n)
                               if collective == "allgather" or v != 0)
         if collective == "allgather":
-            vals["cut"] = max(chunks * (n - len(s)) / max(_cap_into(topo, s), 1e-9) for s in sets)
+            vals["cut"] = max([chunks * (n - inside(s)) / max(_cap_into(topo, s), 1e-9)
+                               for s in sets] + [0.0])
             vals["ball"] = float(ball_bound(topo, chunks, dist))
     elif collective == "reduce_scatter":
         rev = lower_bounds(topo.reversed(), "allgather", chunks, use_lp)
@@ -161,21 +169,22 @@ def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool 
     elif collective == "allreduce":
         vals["diameter"] = float(diam)
         vals["transfers"] = 2 * chunks * (n - 1) / topo.unit_links
-        vals["cut"] = max(chunks / max(min(_cap_into(topo, s), _cap_out(topo, s)), 1e-9)
-                          for s in sets)
+        vals["cut"] = max([chunks / max(min(_cap_into(topo, s), _cap_out(topo, s)), 1e-9)
+                           for s in sets] + [0.0])
     elif collective in ("alltoall", "traffic"):
         if demand is None:
             demand = {(s, d): chunks for s in range(n) for d in range(n) if s != d}
         vals["diameter"] = float(max((dist[s][d] for (s, d), k in demand.items() if k), default=0))
         total = sum(k * dist[s][d] for (s, d), k in demand.items())
         vals["total_hops"] = total / topo.unit_links
-        into, outof = [0] * n, [0] * n
+        into, outof = [0] * topo.n, [0] * topo.n
         for (s_, d_), k in demand.items():
             outof[s_] += k
             into[d_] += k
         vals["ingress"] = max(into[v] / topo.in_units(v) for v in range(n))
         vals["egress"] = max(outof[v] / topo.out_units(v) for v in range(n))
-        vals["cut"] = max(_crossing(demand, c, n) / max(_cap_out(topo, c), 1e-9) for c in sets)
+        vals["cut"] = max([_crossing(demand, c, n) / max(_cap_out(topo, c), 1e-9) for c in sets]
+                          + [0.0])
         if use_lp and collective == "alltoall" and chunks == 1 and n <= LP_MAX_CHIPS:
             lp = alltoall_lp_bound(topo)
             if lp is not None:

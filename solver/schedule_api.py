@@ -22,7 +22,7 @@ from pathlib import Path
 from accelkb.errors import InputError
 from accelkb.solver import schedule_encoding as enc
 from accelkb.solver.bounds import all_distances, lower_bounds
-from accelkb.solver.schedule_decompose import compose_allreduce, rounds
+from accelkb.solver.schedule_decompose import compose_allreduce, prune_relays, rounds
 from accelkb.solver.schedule_greedy import (
     Budget,
     choose_paths,
@@ -77,6 +77,8 @@ def _spread_variants(topo: Topology, chunks: list[ChunkId], origins: list[list[i
                                 far_first=far, dist=dist)
         except Budget:
             return
+        if topo.endpoints < topo.n:
+            trs = prune_relays(trs, topo.endpoints)
         if tr is not None:
             trs = tr(steps, trs)
         best.offer(steps, trs, f"{label} ({'farthest-origin' if far else 'rarest'}-first pull)")
@@ -97,6 +99,7 @@ def _allgather_like(inst: Instance, topo: Topology, deadline: float, best: _Best
         try:
             s1, t1 = spread(topo, one, [[r] for r in range(inst.n)], deadline=deadline,
                             far_first=False, dist=dist)
+            t1 = prune_relays(t1, topo.endpoints)
             steps, trs = rounds(topo, t1, s1, c, lambda ch, i: (ch[0], i))
             if tr is not None:
                 trs = tr(steps, trs)
@@ -144,6 +147,7 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
                                     far_first=far, dist=all_distances(topo))
         except Budget:
             return
+        rs_t, ag_t = prune_relays(rs_t, n), prune_relays(ag_t, n)
         steps, trs = compose_allreduce(topo, reverse(rs_steps, rs_t), rs_steps, ag_t, ag_steps)
         best.offer(steps, trs, "reduce-scatter + allgather composed, overlapped")
 
@@ -203,6 +207,7 @@ def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
             return "optimal"
         if verdict != "sat":
             return "timeout"
+        trs = prune_relays(trs, inst.n)
         steps = max((t for t, *_ in trs), default=-1) + 1
         if reducing:
             trs = reverse(steps, trs)

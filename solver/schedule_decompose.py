@@ -71,3 +71,18 @@ def compose_allreduce(topo: Topology, rs: list[TransferT], rs_steps: int, ag: li
             return max(rs_steps, shift + ag_steps), out
     return rs_steps + ag_steps, list(rs) + [(t + rs_steps, u, v, c)  # pragma: no cover
                                             for t, u, v, c in ag]
+
+
+def prune_relays(transfers: list[TransferT], ranks: int) -> list[TransferT]:
+    """Drop deliveries to switch vertices (ids >= ranks) that never forward the chunk.
+
+    A spread reaches switches too; a switch that receives a chunk and passes it nowhere would,
+    run backwards as a reduction, send a partial sum it never had.
+    """
+    out = list(transfers)
+    while True:
+        forwards = {(u, c) for _, u, _, c in out}
+        keep = [x for x in out if x[2] < ranks or (x[2], x[3]) in forwards]
+        if len(keep) == len(out):
+            return keep
+        out = keep

@@ -53,7 +53,7 @@ class Instance:
                              f"{self.collective!r}")
         if self.chunks < 1:
             raise InputError(f"expected chunks >= 1, got {self.chunks}")
-        n = self.topology.n
+        n = self.topology.endpoints
         for s, d, k in self.demand:
             if not (0 <= s < n and 0 <= d < n) or s == d or k < 0:
                 raise InputError(f"expected traffic entries (src, dst, chunks) with distinct "
@@ -66,7 +66,8 @@ class Instance:
 
     @property
     def n(self) -> int:
-        return self.topology.n
+        """Number of ranks (switch vertices excluded)."""
+        return self.topology.endpoints
 
     def demand_map(self) -> dict[tuple[int, int], int]:
         """(src, dst) -> chunks, for alltoall and traffic."""

@@ -15,6 +15,9 @@ Generator grammar (``parse_topology``), all sizes positive integers:
     N fully connected chips (a GroqNode is ``full:8``).
 ``hypercube:D``
     2**D chips, neighbours differ in one bit.
+``switch:N``
+    N chips on one non-blocking switch (DGX-style NVSwitch node): vertex N is the switch, one
+    unit link each way per chip; the switch forwards but is not a rank.
 ``dragonfly:nodes=N[,chips=8][,ports=4]``
     one-level Groq dragonfly: N nodes of ``chips`` fully connected chips, each chip with
     ``ports`` global ports; node pairs get ``chips*ports // (N-1)`` global links each (same as
@@ -53,7 +56,7 @@ import networkx as nx
 from accelkb.errors import InputError
 
 GRAMMAR_HINT = (
-    "ring:N, torus:AxB, torus:AxBxC, full:N, hypercube:D, "
+    "ring:N, torus:AxB, torus:AxBxC, full:N, hypercube:D, switch:N, "
     "dragonfly:nodes=N[,chips=8,ports=4] or dragonfly:racks=R,nodes=N[,chips=8,ports=4,local=2]"
 )
 
@@ -66,6 +69,14 @@ class Topology:
     n: int
     links: Mapping[tuple[int, int], int]
     groups: tuple[tuple[tuple[int, ...], ...], ...] = field(default=())
+    ranks: int = 0
+    """Chips that take part in collectives are ``0 .. ranks-1``; the other vertices are
+    switches that only forward (and, in the step model, may copy or add). 0 means all."""
+
+    @property
+    def endpoints(self) -> int:
+        """Number of ranks (chips that take part in collectives)."""
+        return self.ranks or self.n
 
     @property
     def unit_links(self) -> int:
@@ -105,7 +116,7 @@ class Topology:
     def reversed(self) -> Topology:
         """The same chips with every link turned around."""
         return Topology(self.name + "^T", self.n, {(v, u): m for (u, v), m in self.links.items()},
-                        self.groups)
+                        self.groups, self.ranks)
 
     def to_networkx(self) -> nx.DiGraph:
         """A networkx DiGraph with edge attribute ``links``."""
@@ -232,6 +243,19 @@ def dragonfly(nodes: int, chips: int = 8, ports: int = 4, racks: int = 1,
                   f"local={local}", racks * rack_chips, pairs, (node_groups, rack_groups))
 
 
+def switch(n: int, ports: int = 1) -> Topology:
+    """N chips on one non-blocking switch (vertex ``n``), ``ports`` unit links each way per chip.
+
+    The switch is a vertex that forwards, copies and adds like a chip but is no rank; a chip
+    moves ``ports`` chunks per step in and out, which is what limits a switched node.
+    """
+    links = {}
+    for c in range(n):
+        links[(c, n)] = ports
+        links[(n, c)] = ports
+    return _check(Topology(f"switch:{n}", n + 1, links, (), n))
+
+
 def _int(text: str, spec: str, what: str) -> int:
     if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) < 1:
         raise InputError(f"expected a positive integer for {what}, got {text!r}, in topology "
@@ -276,6 +300,11 @@ def parse_topology(spec: str) -> Topology:
         if d > 12:
             raise InputError(f"expected hypercube dimension <= 12, got {d}, in {spec!r}")
         return hypercube(d)
+    if kind == "switch":
+        n = _int(params, spec, "N")
+        if n < 2:
+            raise InputError(f"expected at least 2 chips on a switch, got {n}, in {spec!r}")
+        return switch(n)
     if kind == "groq":  # file alias: groq:N == dragonfly:nodes=N
         return dragonfly(_int(params, spec, "nodes"))
     if kind == "groq2l":  # file alias: groq2l:TOTAL_NODES:NODES_PER_RACK:LOCAL
@@ -297,7 +326,8 @@ def parse_topology(spec: str) -> Topology:
         if "nodes" not in kw:
             raise InputError(f"expected dragonfly:nodes=N[,...], got no nodes=, in {spec!r}")
         return dragonfly(**kw)
-    raise InputError(f"expected a topology kind among ring, torus, full, hypercube, dragonfly, "
+    raise InputError(f"expected a topology kind among ring, torus, full, hypercube, switch, "
+                     f"dragonfly, "
                      f"got {kind!r}, in {spec!r}; grammar: {GRAMMAR_HINT}")
 
 

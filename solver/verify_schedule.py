@@ -84,7 +84,7 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
     reducing = inst.collective in REDUCING
     full = _complete_mask(inst.n)
     # state: held[v][chunk] = contribution mask (reducing) or 1 (held)
-    held: list[dict[ChunkId, int]] = [dict() for _ in range(inst.n)]
+    held: list[dict[ChunkId, int]] = [dict() for _ in range(topo.n)]
     for c in chunks:
         for s in inst.sources(c):
             held[s][c] = (1 << s) if reducing else full

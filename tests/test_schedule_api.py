@@ -136,3 +136,10 @@ def test_allreduce_composition_is_verified_on_a_dragonfly() -> None:
     r = schedule("dragonfly:nodes=2,chips=4,ports=2", "allreduce", 8, time_limit_s=10)
     assert r.verified and r.status in (Status.OPTIMAL, Status.FEASIBLE)
     assert r.makespan_steps <= 2 * r.lower_bound_steps
+
+
+@pytest.mark.parametrize("collective", ["allgather", "reduce_scatter"])
+def test_switched_node_schedules_use_the_switch_as_relay(collective: str) -> None:
+    r = schedule("switch:4", collective, 2, time_limit_s=10)
+    assert r.verified and r.chips == 4
+    assert r.makespan_steps == r.lower_bound_steps == 7  # 6 chunks over one port, plus one hop

@@ -86,3 +86,9 @@ def test_generators_reproduce_every_bench_file_exactly() -> None:
     for f in files:
         spec = json.loads(f.read_text())["graph"]["spec"]
         assert dict(parse_topology(spec).links) == dict(load_topology_file(f).links), f.name
+
+
+def test_switch_node_has_a_switch_vertex_that_is_no_rank() -> None:
+    t = parse_topology("switch:8")
+    assert (t.n, t.endpoints, t.unit_links) == (9, 8, 16)
+    assert t.reversed().endpoints == 8
