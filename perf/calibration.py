@@ -27,9 +27,10 @@ class Calibration(BaseModel):
                                      "for large matrix multiplies")
     memory_efficiency: float = Field(gt=0, le=1, description="achieved fraction of memory-tier "
                                      "bandwidth for streaming operations")
-    kernel_overhead_s: float = Field(ge=0, description="fixed time per kernel in training, s")
-    inference_op_overhead_s: float = Field(ge=0, description="fixed time per operation in "
-                                           "inference (graph-captured or compiled), s")
+    kernel_overhead_s: float = Field(ge=0, description="fixed time per kernel when a framework "
+                                     "launches kernels one by one (GPU training), s")
+    graph_op_overhead_s: float = Field(ge=0, description="fixed time per operation in captured "
+                                       "graphs (inference servers) and compiled dataflow chips, s")
     link_efficiency: float = Field(gt=0, le=1, description="achieved fraction of network "
                                    "injection bandwidth in collectives")
     collective_step_latency_s: float = Field(ge=0, description="software time per collective "

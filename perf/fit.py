@@ -74,14 +74,14 @@ def fit_compute(systems: SystemResolver, cal: Calibration, single_rows: int = 12
 
 
 def fit_inference(systems: SystemResolver, cal: Calibration) -> Fit:
-    """inference_op_overhead_s on llm_inference_bench_argonne_70b.csv (NVIDIA rows), with the
+    """graph_op_overhead_s on llm_inference_bench_argonne_70b.csv (NVIDIA rows), with the
     other constants as fitted before."""
     best: Fit | None = None
     for ov in (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6, 8e-6, 10e-6, 15e-6):
-        c = cal.model_copy(update={"inference_op_overhead_s": ov})
+        c = cal.model_copy(update={"graph_op_overhead_s": ov})
         f = check_gpu_inference(systems, c)
         if best is None or f.median_error < best.objective:
-            best = Fit({"inference_op_overhead_s": ov}, f.median_error,
+            best = Fit({"graph_op_overhead_s": ov}, f.median_error,
                        {f.file: (f.median_error, f.max_error)})
     assert best is not None
     return best

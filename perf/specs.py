@@ -57,6 +57,10 @@ class ChipSpec(_Frozen):
     )
     tdp_watts: float | None = Field(default=None, description="thermal design power per chip, W")
     source_note: str = Field(default="", description="where the numbers come from (free text)")
+    execution: Literal["kernels", "compiled"] | None = Field(
+        default=None, description="how programs run: 'kernels' launched one by one by a host "
+        "framework (GPUs), or 'compiled' ahead of time into one static program (IPU, RDU, LPU); "
+        "None infers 'compiled' when the first memory tier is on-chip SRAM")
 
     @model_validator(mode="after")
     def _check(self) -> ChipSpec:
@@ -71,6 +75,13 @@ class ChipSpec(_Frozen):
         if not self.memory_tiers:
             raise ValueError("expected at least one memory tier, got none")
         return self
+
+    @property
+    def compiled(self) -> bool:
+        """True for ahead-of-time compiled dataflow execution (no per-kernel launch cost)."""
+        if self.execution is not None:
+            return self.execution == "compiled"
+        return self.memory_tiers[0].kind == "sram"
 
     def tier(self, kind: str) -> MemoryTierSpec | None:
         """Return the first tier of ``kind``, or None when the chip has none."""
