@@ -36,6 +36,7 @@ from accelkb.solver.verify_schedule import verify
 
 Z3_MAX_VARIABLES = 150_000  # send variables of the monolithic encoding worth trying
 BIG_TRANSFERS = 400_000  # above this, build allgathers from one-chunk rounds first
+MAX_CHIPS = 1200  # all-pairs distances and per-chunk state are pure Python: Groq scale, not more
 
 
 def _topology(topology: str | Path | Topology) -> Topology:
@@ -268,6 +269,9 @@ def schedule(topology: str | Path | Topology, collective: str, chunks: int = 1,
     if time_limit_s <= 0:
         raise InputError(f"expected a time limit > 0 seconds, got {time_limit_s}")
     topo = _topology(topology)
+    if topo.n > MAX_CHIPS:
+        raise InputError(f"expected at most {MAX_CHIPS} chips for schedule synthesis, got "
+                         f"{topo.n} in {topo.name}; schedule one rack or node level instead")
     inst = Instance(topo, collective, chunks, tuple(demand or ()), root)
     deadline = t0 + 0.85 * time_limit_s  # the rest is for verification and decoding
     b = lower_bounds(topo, collective, chunks, use_lp=topo.n <= 16,
@@ -299,3 +303,26 @@ def _result(inst: Instance, b, status: Status, steps: int | None, transfers: lis
         chunks_per_rank=inst.chunks, makespan_steps=steps, lower_bound_steps=b.best,
         bounds=dict(b.values), gap=gap, method=method, proof=proof, verified=verified,
         synthesis_seconds=time.monotonic() - t0, transfers=tuple(transfers))
+
+
+def collective_seconds(topology: str | Path | Topology, collective: str, message_bytes: float,
+                       link_bandwidth_bytes_per_s: float, hop_latency_s: float,
+                       chunks: int = 1, time_limit_s: float = 10.0) -> tuple[float | None,
+                                                                               ScheduleResult]:
+    """Time of a scheduled collective in seconds, for the performance model.
+
+    ``message_bytes`` is each rank's shard (allgather, reduce_scatter, alltoall per pair) or the
+    whole vector (allreduce); it is split into ``chunks`` chunks per rank (allreduce: vector
+    chunks). One step moves one chunk over one unit link: ``chunk / bandwidth + latency``.
+    Returns ``(seconds or None without a schedule, result)``.
+
+    Examples
+    --------
+    >>> secs, res = collective_seconds("ring:4", "allgather", 1e6, 1e9, 1e-6)
+    >>> res.makespan_steps, round(secs, 6)
+    (2, 0.002002)
+    """
+    if message_bytes < 0:
+        raise InputError(f"expected message bytes >= 0, got {message_bytes}")
+    res = schedule(topology, collective, chunks, time_limit_s=time_limit_s)
+    return res.seconds(message_bytes / chunks, link_bandwidth_bytes_per_s, hop_latency_s), res

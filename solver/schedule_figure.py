@@ -8,7 +8,7 @@ Examples
 --------
 >>> from accelkb.solver.schedule_api import schedule
 >>> svg = heatmap_svg(schedule("ring:4", "allgather"))
->>> svg.startswith("<svg") and "0->1" in svg
+>>> svg.startswith("<svg") and "0-&gt;1" in svg
 True
 """
 

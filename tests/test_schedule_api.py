@@ -143,3 +143,25 @@ def test_switched_node_schedules_use_the_switch_as_relay(collective: str) -> Non
     r = schedule("switch:4", collective, 2, time_limit_s=10)
     assert r.verified and r.chips == 4
     assert r.makespan_steps == r.lower_bound_steps == 7  # 6 chunks over one port, plus one hop
+
+
+@pytest.mark.parametrize("module", [
+    "accelkb.solver.topology", "accelkb.solver.bounds", "accelkb.solver.schedule_model",
+    "accelkb.solver.verify_schedule", "accelkb.solver.schedule_api",
+    "accelkb.solver.schedule_figure", "accelkb.perf.netsim",
+])
+def test_docstring_examples_run(module: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_collective_seconds_and_the_size_guard() -> None:
+    from accelkb.solver import collective_seconds
+
+    secs, res = collective_seconds("full:4", "allgather", 3e6, 1e9, 1e-6, chunks=3)
+    assert res.makespan_steps == 3 and secs == pytest.approx(3 * (1e6 / 1e9 + 1e-6))
+    with pytest.raises(InputError, match="expected at most"):
+        schedule("torus:40x40", "allgather")
