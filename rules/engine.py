@@ -68,7 +68,7 @@ class RdflibStore:
         self._prepared: dict[str, Query] = {}
 
     def select(self, rule: Rule, bindings: Mapping[str, Node]) -> list[dict[Variable, Node]]:
-        query = self._prepared.get(rule.path)
+        query = rule.select_query or self._prepared.get(rule.path)
         if query is None:
             query = self._prepared[rule.path] = prepareQuery(rule.select_text)
         result = self.dataset.query(query, initBindings=dict(bindings))

@@ -41,6 +41,7 @@ from rdflib.namespace import RDF
 from rdflib.paths import Path as SparqlPath
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.parserutils import CompValue
+from rdflib.plugins.sparql.sparql import Query
 
 from accelkb.errors import InputError
 from accelkb.ontology import loader
@@ -91,6 +92,8 @@ class Rule(BaseModel):
     premises: tuple[Pattern, ...] = Field(description="triple patterns of the WHERE part whose "
                                           "instances are recorded as premises")
     reads_any: bool = Field(default=False, description="a pattern has a variable predicate")
+    select_query: Any = Field(default=None, exclude=True, repr=False,
+                              description="the WHERE part as a prepared rdflib SELECT query")
     typed_reads: frozenset[tuple[Any, Any]] = Field(description="(subject class or None, term) "
                                                     "pairs the pattern reads; None is a wildcard")
     typed_writes: frozenset[tuple[Any, Any]] = Field(description="(subject class or None, term) "
@@ -144,6 +147,14 @@ def _select_text(body: str) -> str:
         if depth == 0:
             return body[:m.start()] + "SELECT *" + body[k + 1:]
     raise ValueError("expected a closing '}' after the CONSTRUCT template, got end of file")
+
+
+def _as_select(construct: Query) -> Query:
+    """The parsed CONSTRUCT's pattern as a prepared SELECT * (no second parse)."""
+    algebra = construct.algebra
+    select = CompValue("SelectQuery", p=algebra.p, PV=sorted(_all_vars(algebra.p)),
+                       datasetClause=algebra.get("datasetClause"))
+    return Query(construct.prologue, select)
 
 
 def _walk_terms(node: Any) -> Iterator[Any]:
@@ -361,6 +372,7 @@ def parse_rule(text: str, path: str) -> tuple[Rule | None, list[str]]:
                 explanation=head["explanation"], reads=frozenset(reads | declared["reads"]),
                 writes=frozenset(writes), source=source, path=path, select_text=select,
                 template=tuple(template), premises=premises, reads_any=reads_any,
+                select_query=_as_select(construct),
                 typed_reads=typed_terms(pattern),
                 typed_writes=typed_terms((p.s, p.p, p.o) for p in template))
     return rule, []

@@ -1,0 +1,62 @@
+"""``accelkb explain``: why a finding or candidate holds, down to asserted facts and sources.
+
+Derivations live in memory, so the command first runs inference for the (workload, system) the
+fact belongs to, then explains the fact (IRIs are deterministic: ``accelkb infer`` prints them).
+Without an IRI it explains every finding of the pair.
+
+Examples::
+
+    accelkb explain --workload gpt3-175b-training --system ipu-pod64
+    accelkb explain https://w3id.org/accelkb/data/estimate-...-finding-memory-capacity-bound \\
+        --workload gpt3-175b-training --system ipu-pod64 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from accelkb.errors import InputError
+
+NAME = "explain"
+HELP = "explain a derived finding or candidate down to asserted facts and their sources"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("iri", nargs="?", help="IRI of the finding, candidate or other derived "
+                        "node (default: every finding of the pair)")
+    parser.add_argument("--workload", help="workload short name (runs inference first)")
+    parser.add_argument("--system", help="system short name (runs inference first)")
+    parser.add_argument("--chips", type=int, default=None, help="resize the system to N chips")
+    parser.add_argument("--parallel", default=None, metavar="K=V,...",
+                        help="configuration to estimate instead of the default")
+    parser.add_argument("--data", action="append", default=[], metavar="EXTRA.ttl",
+                        help="extra Turtle/TriG file to load (repeatable)")
+    parser.add_argument("--json", action="store_true", help="the derivation tree as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from accelkb.ontology.kb import KnowledgeBase
+    from accelkb.rules import explain, infer
+
+    if bool(args.workload) != bool(args.system):
+        raise InputError("expected both --workload and --system (or neither), got one")
+    if not args.iri and not args.workload:
+        raise InputError("expected an IRI or --workload and --system, got neither")
+    kb = KnowledgeBase(args.data)
+    iris = [args.iri] if args.iri else []
+    if args.workload:
+        report = infer(kb, args.workload, args.system, args.chips, parallel=args.parallel)
+        if not iris:
+            iris = [f.iri for f in report.findings]
+    trees = [explain(kb, iri) for iri in iris]
+    if args.json:
+        data = [t.model_dump(mode="json") for t in trees]
+        sys.stdout.write(json.dumps(data if len(data) != 1 else data[0], indent=2,
+                                    sort_keys=True) + "\n")
+    else:
+        if not trees:
+            sys.stdout.write("no findings\n")
+        sys.stdout.write("\n\n".join(t.render() for t in trees) + "\n")
+    return 0
