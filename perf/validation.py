@@ -105,7 +105,7 @@ def known_models() -> dict[str, ModelSpec]:
     text = resources.files("accelkb.perf").joinpath("data/validation_models.json").read_text()
     out = {}
     for name, d in json.loads(text).items():
-        if name.startswith("_"):
+        if name.startswith("_") or d.get("dense"):
             continue
         fields = {k: v for k, v in d.items() if k != "source"}
         out[name] = ModelSpec(name=name, **fields)

@@ -5,10 +5,14 @@ See :mod:`accelkb.perf.validation` for the row and file result types.
 
 from __future__ import annotations
 
+import json
+from importlib import resources
+
 from accelkb.errors import InputError
 
 from .calibration import Calibration
 from .collectives import collective_time
+from .dense import DenseWorkload, estimate_dense_training
 from .inference import InferenceConfig
 from .inference import estimate as infer_estimate
 from .training import TrainingConfig
@@ -157,6 +161,45 @@ def check_power(systems: SystemResolver, cal: Calibration) -> FileResult:
     return res
 
 
+def _resnet() -> DenseWorkload:
+    text = resources.files("accelkb.perf").joinpath("data/validation_models.json").read_text()
+    d = json.loads(text)["resnet50"]
+    return DenseWorkload(name="resnet50", params=d["params"], layers=d["layers"],
+                         flops_per_sample_forward=d["flops_per_sample_forward"])
+
+
+def check_mlperf_resnet(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """MLPerf ResNet-50 closed division: time-to-train ratio of each IPU-POD to one DGX A100,
+    from the data-parallel throughput at each submission's global batch (same epochs)."""
+    systems = cached(systems)
+    res = FileResult(MLPERF, "ResNet-50 time-to-train ratio IPU-POD / DGX A100 (x)")
+    work = _resnet()
+    names = {"IPU-POD16": ("ipu-pod16", 16), "IPU-POD64": ("ipu-pod64", 64),
+             "dgxa100_ngc21.05_mxnet": ("dgx-a100", 8), "dgxa100_ngc21.09_mxnet": ("dgx-a100", 8)}
+    by_round: dict[str, dict[str, tuple[float, float]]] = {}
+    for r in read_rows(MLPERF):
+        if r["benchmark"] != "resnet" or r["system_name"] not in names \
+                or not r["time_to_train_minutes"] or r["division"] != "closed":
+            continue
+        name, chips = names[r["system_name"]]
+        gbs = int(r["global_batch_size"])
+        try:
+            est = estimate_dense_training(work, systems(name, chips), chips, gbs, cal)
+        except (InputError, KeyError) as exc:
+            res.skipped.append(f"{r['system_name']}: {exc}")
+            continue
+        by_round.setdefault(r["mlperf_round"], {})[name] = (
+            float(r["time_to_train_minutes"]), 1.0 / est.samples_per_s)
+    for rnd, d in sorted(by_round.items()):
+        if "dgx-a100" not in d:
+            continue
+        for name in ("ipu-pod16", "ipu-pod64"):
+            if name in d:
+                res.rows.append(Row(f"{rnd} {name} / dgx-a100", d[name][0] / d["dgx-a100"][0],
+                                    d[name][1] / d["dgx-a100"][1]))
+    return res
+
+
 CLAIMS = "llm_inference_vendor_claims.csv"
 
 
@@ -206,6 +249,7 @@ def run_all(systems: SystemResolver, cal: Calibration, quick: bool = False) -> l
            check_vtrain(systems, cal, multi=True),
            check_vtrain(systems, cal, multi=False, limit=144 if quick else None),
            check_mosaic(systems, cal), check_nccl(systems, cal, step=64 if quick else 4),
-           check_mlperf_bert(systems, cal), check_gpu_inference(systems, cal),
+           check_mlperf_bert(systems, cal), check_mlperf_resnet(systems, cal),
+           check_gpu_inference(systems, cal),
            check_power(systems, cal), check_vendor_claims(systems, cal)]
     return out
