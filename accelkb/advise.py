@@ -111,16 +111,27 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
                                           wl["precision"], goal)
     if phase == "training" and wl["tokens"]:
         base = parts.estimate(model, spec, cfg, wl["tokens"])
-    say("deriving bottlenecks")
-    findings = find.findings(kb, sys_iri, wl["iri"], spec, model, base)
+    say("deriving bottlenecks with the rules")
+    findings, rule_cands = find.findings(kb, sys_iri, wl["iri"], spec, model, base,
+                                         parts.to_parallel(cfg))
     say(f"checking candidate optimizations for {len(findings)} bottleneck(s)")
     vendor = g.value(g.value(sys_iri, AK.chip), AK.vendor)
+    if rule_cands is None:  # rules unavailable: the catalogue's mitigates links
+        candidates = [(opt, mit, "unknown", "") for opt, mit in
+                      _candidates(kb, [f.rule_bottleneck for f in findings], vendor, wl["phase_iri"])]
+    else:
+        candidates = [(URIRef(c.optimization), [f"bottleneck-{m}" for m in c.mitigates], c.status,
+                       c.note) for c in rule_cands]
     recs: list[Recommendation] = []
-    for opt, mitigated in _candidates(kb, [f.rule_bottleneck for f in findings], vendor,
-                                      wl["phase_iri"]):
+    for opt, mitigated, status, note in candidates:
         chain = find.optimization_chain(kb, opt, mitigated, findings)
-        recs.append(parts.check_candidate(kb, opt, mitigated, model, spec, cfg, base,
-                                          wl["tokens"], chain))
+        rec = parts.check_candidate(kb, opt, mitigated, model, spec, cfg, base, wl["tokens"], chain)
+        if status == "unmet" and rec.status in ("recommended", "no-gain", "not-modelled"):
+            rec = rec.model_copy(update={"status": "blocked",
+                                         "blocked_by": f"precondition not met (rules): {note}".strip()})
+        elif note and not rec.solver_check:
+            rec = rec.model_copy(update={"solver_check": f"rules: {note}"})
+        recs.append(rec)
     order = {"recommended": 0, "no-gain": 1, "already-applied": 2, "blocked": 3, "not-modelled": 4}
     recs.sort(key=lambda r: (order[r.status], -(r.speedup or 0.0), r.optimization))
     say("quantifying hardware what-ifs")
@@ -137,6 +148,14 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     if phase != "training" or goal == "latency":
         say("synthesizing a collision-free schedule and simulating dynamic routing")
         schedules = advise_schedule.schedules(spec)
+    if schedules:
+        s0 = schedules[0]
+        text = (f"on {s0.topology}: {s0.collective} in {s0.makespan_steps} steps ({s0.status}, bound "
+                f"{s0.lower_bound_steps}) collision-free vs {s0.dynamic_makespan_steps:g} steps under "
+                "simulated dynamic routing")
+        recs = [r.model_copy(update={"solver_check": (r.solver_check + "; " if r.solver_check else "")
+                                     + text})
+                if r.optimization in _network_scheduling(kb) else r for r in recs]
     say("collecting facts and sources")
     subjects = subjects_of_system(kb, sys_iri) + [wl["model_iri"], wl["iri"]]
     facts = facts_about(kb, subjects)
@@ -155,6 +174,13 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         measured=[m[0] for m in measured], seconds=time.perf_counter() - started)
     assert_advice(kb, advice, sys_iri, wl["iri"])
     return advice
+
+
+def _network_scheduling(kb: KnowledgeBase) -> set[str]:
+    """Short names of optimizations provided by static network scheduling."""
+    g = kb.asserted
+    return {str(g.value(o, AK.shortName)) for o in
+            g.subjects(AK.providedByFeature, AK.StaticNetworkScheduling)}
 
 
 def _measured(kb: KnowledgeBase, system: URIRef, workload: URIRef) -> list[tuple[str, str]]:

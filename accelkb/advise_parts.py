@@ -53,6 +53,17 @@ def as_estimate(est: TrainingEstimate | InferenceEstimate) -> Estimate:
                     power_w=est.power_w, bound=est.bound)
 
 
+def to_parallel(cfg: TrainingConfig | InferenceConfig) -> str:
+    """The configuration as ``key=value,...`` (the perf ``--parallel`` syntax)."""
+    skip = {"queue_when_full"}
+    items = [(k, v) for k, v in cfg.model_dump().items() if v is not None and k not in skip]
+    return ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in items)
+
+
+def phase_name(cfg: TrainingConfig | InferenceConfig) -> str:
+    return "training" if isinstance(cfg, TrainingConfig) else "inference"
+
+
 def label(kb: KnowledgeBase, iri: Any) -> str:
     g = kb.asserted
     return str(g.value(iri, SKOS_PREF) or g.value(iri, RDFS_LABEL) or local(iri))
@@ -89,10 +100,29 @@ def check_candidate(kb: KnowledgeBase, opt: URIRef, mitigates: list[str], model:
     common: dict[str, Any] = dict(optimization=name, label=label(kb, opt), mitigates=mitigates,
                                   costs=costs, requires=requires,
                                   published_effect="; ".join(effects[:2]), derivation=derivation)
+    chip = kb.names("chip").get(system.chip.name)
+    features = set(g.objects(chip, AK.hasFeature)) if chip is not None else set()
+    provided = set(g.objects(opt, AK.providedByFeature))
+    if provided & features:
+        return Recommendation(status="already-applied", before=as_estimate(base),
+                              solver_check="built into the chip's execution model ("
+                              + ", ".join(label(kb, f) for f in sorted(provided & features)) + ")",
+                              **common)
+    if g.value(opt, AK.coveredByLayoutSearch) is not None:
+        chosen = {k: v for k, v in cfg.model_dump().items() if k in ("tp", "pp", "dp")}
+        return Recommendation(status="already-applied", configuration_change=chosen,
+                              before=as_estimate(base), solver_check="degree chosen by the layout "
+                              "search of the baseline: " + ", ".join(f"{k}={v}" for k, v in chosen.items()),
+                              **common)
     change_text = g.value(opt, AK.perfConfigChange)
     if change_text is None:
         return Recommendation(status="not-modelled", **common)
     change = parse_parallel(str(change_text))
+    unknown = sorted(set(change) - set(type(cfg).model_fields))
+    if unknown:
+        return Recommendation(status="not-modelled", configuration_change=change,
+                              blocked_by=f"no {', '.join(unknown)} lever in the {phase_name(cfg)} model",
+                              **common)
     needed = g.value(opt, AK.requiresPrecision)
     if needed is not None and PRECISION_NOTATION.get(needed) not in system.chip.peak_flops:
         return Recommendation(status="blocked", configuration_change=change,

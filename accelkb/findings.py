@@ -1,8 +1,9 @@
 """Bottlenecks with evidence, the explanation chains, and the answer's prose.
 
-Findings come from the rule engine (:mod:`accelkb.rules`) when it is installed: each carries its
-derivation down to sourced facts. Without it, they come from the performance model's time
-breakdown and memory placement (each cause above a threshold share), labelled as such.
+Findings come from the rule engine (:mod:`accelkb.rules`): each carries its derivation down to
+sourced facts, and the time share the performance model attributes to it. If the rule engine
+fails, they come from the performance model's time breakdown and memory placement (each cause
+above a threshold share), labelled as such, so a report never loses its evidence.
 """
 
 from __future__ import annotations
@@ -91,34 +92,64 @@ def _breakdown_findings(kb: KnowledgeBase, spec: SystemSpec, est: TrainingEstima
     return out
 
 
+@dataclass(frozen=True)
+class RuleCandidate:
+    """A candidate optimization as the rules derived it for one or more findings."""
+
+    optimization: str  # IRI
+    mitigates: tuple[str, ...]  # bottleneck short names
+    status: str  # met / unmet / unknown precondition
+    note: str
+    rank: int | None
+
+
 def findings(kb: KnowledgeBase, system: URIRef, workload: URIRef, spec: SystemSpec,
-             model: ModelSpec, est: TrainingEstimate | InferenceEstimate) -> list[Found]:
-    """Bottlenecks of the estimate: from the rules when available, else from the breakdown."""
+             model: ModelSpec, est: TrainingEstimate | InferenceEstimate, parallel: str
+             ) -> tuple[list[Found], list[RuleCandidate] | None]:
+    """Bottlenecks of the estimate and the rules' candidates (None when the rules are absent).
+
+    The rules run on the same configuration as the baseline (``parallel``), so their evidence
+    and the report's numbers agree.
+    """
     try:
-        from accelkb.rules import infer  # type: ignore[attr-defined]
+        from accelkb.rules import explain, infer
     except ImportError:
-        return _breakdown_findings(kb, spec, est)
+        return _breakdown_findings(kb, spec, est), None
     try:
-        report = infer(kb, local(workload), local(system), chips=spec.chips)
-    except Exception as exc:  # the rule engine failing must not hide the model's evidence
+        report = infer(kb, workload, system, chips=spec.chips, parallel=parallel)
+    except Exception as exc:  # a rule-engine failure must not hide the model's evidence
         found = _breakdown_findings(kb, spec, est)
-        return [Found(f.finding.model_copy(update={"derivation": f.finding.derivation + [
-            f"rule engine unavailable: {type(exc).__name__}: {exc}"]}), f.rule_bottleneck)
-            for f in found]
-    return _from_rules(kb, report) or _breakdown_findings(kb, spec, est)
-
-
-def _from_rules(kb: KnowledgeBase, report: Any) -> list[Found]:
-    out = []
-    for f in getattr(report, "findings", []):
-        b_iri = str(getattr(f, "bottleneck", ""))
-        name = local(b_iri).removeprefix("bottleneck-")
-        chain = list(getattr(f, "explanation_lines", []) or [])
-        text = str(getattr(f, "text", "") or getattr(f, "explanation", ""))
-        out.append(Found(Finding(bottleneck=name, label=str(getattr(f, "label", name)),
-                                 evidence=text, derivation=chain or [text],
-                                 rule=str(getattr(f, "rule", ""))), b_iri))
-    return out
+        note = f"rule engine failed: {type(exc).__name__}: {str(exc).splitlines()[0]}"
+        return [Found(f.finding.model_copy(update={"derivation": [*f.finding.derivation, note]}),
+                      f.rule_bottleneck) for f in found], None
+    shares = {f.rule_bottleneck: f.finding.share_of_time for f in _breakdown_findings(kb, spec, est)}
+    found: dict[str, Found] = {}
+    cands: dict[str, RuleCandidate] = {}
+    for f in report.findings:
+        name = local(f.bottleneck).removeprefix("bottleneck-")
+        try:
+            lines = [ln.strip() for ln in explain(kb, URIRef(f.iri)).render().splitlines() if ln.strip()]
+        except Exception as exc:  # explanation is best effort; the finding stands
+            lines = [f.explanation, f"(explanation unavailable: {type(exc).__name__})"]
+        if f.bottleneck in found:  # several rules found the same bottleneck: keep both chains
+            old = found[f.bottleneck].finding
+            found[f.bottleneck] = Found(old.model_copy(update={
+                "evidence": old.evidence + " Also: " + f.explanation,
+                "derivation": old.derivation + lines}), f.bottleneck)
+        else:
+            found[f.bottleneck] = Found(Finding(
+                bottleneck=name, label=f.label, evidence=f.explanation,
+                share_of_time=shares.get(f.bottleneck), derivation=lines,
+                rule=f"rule {f.rule}" if f.rule else ""), f.bottleneck)
+        for c in f.candidates:
+            prev = cands.get(c.optimization)
+            mit = tuple(sorted({*(prev.mitigates if prev else ()), name}))
+            rank = min(r for r in (c.rank, prev.rank if prev else None) if r is not None) \
+                if (c.rank is not None or (prev and prev.rank is not None)) else None
+            status = "met" if c.status == "met" or (prev and prev.status == "met") else c.status
+            cands[c.optimization] = RuleCandidate(c.optimization, mit, status, c.note or "", rank)
+    ordered = sorted(found.values(), key=lambda x: -(x.finding.share_of_time or 0.0))
+    return ordered, sorted(cands.values(), key=lambda c: c.optimization)
 
 
 def optimization_chain(kb: KnowledgeBase, opt: URIRef, mitigated: list[str],

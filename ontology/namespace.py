@@ -171,6 +171,7 @@ class AK(DefinedNamespace):
     constraintScope: URIRef
     constraintVendor: URIRef
     context: URIRef
+    coveredByLayoutSearch: URIRef
     dataParallelSize: URIRef
     deviceMemoryBytes: URIRef
     dieCount: URIRef
@@ -263,6 +264,7 @@ class AK(DefinedNamespace):
     predictedTimeBeforeSeconds: URIRef
     processNode: URIRef
     provenance: URIRef
+    providedByFeature: URIRef
     rank: URIRef
     rankInAdvice: URIRef
     rationale: URIRef

@@ -18,6 +18,8 @@ Examples
 from __future__ import annotations
 
 import functools
+
+import pydantic
 from typing import Any
 
 from rdflib import Graph, Literal, URIRef
@@ -197,7 +199,11 @@ def model_spec(name: str, kb: KnowledgeBase | None = None) -> ModelSpec:
     values["kv_heads"] = _int(g, iri, AK.kvHeads) or values["heads"]
     gated = g.value(iri, AK.gatedMlp)
     values["gated_mlp"] = bool(gated.toPython()) if isinstance(gated, Literal) else False
-    return ModelSpec(name=name, **values)
+    try:
+        return ModelSpec(name=name, **values)
+    except pydantic.ValidationError as exc:
+        reasons = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        raise InputError(f"model {name}: the performance model cannot shape it: {reasons}") from None
 
 
 def topology_spec(name: str, kb: KnowledgeBase | None = None) -> tuple[str, float, float]:
