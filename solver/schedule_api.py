@@ -55,6 +55,11 @@ class _Best:
         self.steps: int | None = None
         self.transfers: list[TransferT] = []
         self.method = ""
+        self.target = 0  # the lower bound: no need to search further once met
+
+    @property
+    def done(self) -> bool:
+        return self.steps is not None and self.steps <= self.target
 
     def offer(self, steps: int, transfers: list[TransferT], method: str) -> None:
         if self.steps is None or steps < self.steps:
@@ -71,7 +76,7 @@ def _spread_variants(topo: Topology, chunks: list[ChunkId], origins: list[list[i
     for pos, j in enumerate(sorted(range(k), key=lambda j: (chunks[j][-1], chunks[j][0]))):
         rank[j] = pos
     for far in ((False, True) if rarest_first else (True, False)):
-        if best.steps is not None and time.monotonic() > deadline:
+        if best.done or (best.steps is not None and time.monotonic() > deadline):
             return
         try:
             steps, trs = spread(topo, chunks, origins, deadline=deadline, order=rank,
@@ -109,7 +114,7 @@ def _allgather_like(inst: Instance, topo: Topology, deadline: float, best: _Best
             pass
         # the full pull costs about c times the one-chunk pull (plus checking): skip it when
         # it cannot finish before the deadline
-        if (time.monotonic() - started) * c * 1.5 > deadline - time.monotonic():
+        if best.done or (time.monotonic() - started) * c * 1.5 > deadline - time.monotonic():
             return
     origins = [inst.sources(ch) if not reverse_out else [ch[0]] for ch in ids]
     _spread_variants(topo, ids, origins, dist, deadline, best, label, tr, rarest_first=big)
@@ -140,6 +145,8 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
                        "composed and overlapped")
     owner = [j % n for j in range(len(ids))]
     for far in (False, True):
+        if best.done:
+            return
         try:
             rs_steps, rs_t = spread(topo.reversed(), ids, [[o] for o in owner],
                                     deadline=deadline, far_first=far,
@@ -220,6 +227,7 @@ def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
 def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Best, str]:
     """Constructive schedules, then Z3 below the best; returns the best and the proof text."""
     best = _Best()
+    best.target = lb
     collective, topo = inst.collective, inst.topology
     if collective in ("allgather", "broadcast"):
         _allgather_like(inst, topo, deadline, best, reverse_out=False)
