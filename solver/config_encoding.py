@@ -50,6 +50,7 @@ class Encoding:
     solver: z3.Solver = field(default_factory=z3.Solver)
     v: dict[str, z3.ArithRef] = field(default_factory=dict)
     track: dict[str, str] = field(default_factory=dict)
+    _lits: dict[tuple[str, int], z3.BoolRef] = field(default_factory=dict)
 
     def add(self, key: str, expr: z3.BoolRef) -> None:
         """Assert ``expr`` tracked under the IRI of constraint ``key`` (if active).
@@ -70,7 +71,7 @@ class Encoding:
 
     def decode(self, mdl: z3.ModelRef) -> Layout:
         """The :class:`Layout` of a Z3 model."""
-        val = {k: mdl.eval(x, model_completion=True).as_long() for k, x in self.v.items()}
+        val = {k: mdl.eval(self.v[k], model_completion=True).as_long() for k in ALL_VARS}
         inst = self.inst
         return Layout(tp=val["tp"], pp=val["pp"], dp=val["dp"], micro_batch=val["mb"],
                       interleave=val["v"], recompute=RECOMPUTE[val["rc"]],  # type: ignore
@@ -80,8 +81,14 @@ class Encoding:
                       pipelined=bool(val["pipelined"]))
 
     def equals(self, lay: Layout, names: Iterable[str]) -> z3.BoolRef:
-        """Conjunction ``var == value of lay`` over ``names``."""
-        return z3.And([self.v[n] == _value(self.inst, lay, n) for n in names])
+        """Conjunction ``var == value of lay`` over ``names`` (literals cached)."""
+        lits = []
+        for n in names:
+            k = (n, _value(self.inst, lay, n))
+            if k not in self._lits:
+                self._lits[k] = self.v[n] == k[1]
+            lits.append(self._lits[k])
+        return z3.And(*lits)
 
 
 ALL_VARS = ("tp", "pp", "dp", "mb", "v", "rc", "sp", "zero", "prec", "offload", "batch",
@@ -139,6 +146,8 @@ def _variables(enc: Encoding) -> None:
     enc.v["chips"] = z3.Int("chips_used")
     enc.v["m"] = z3.Int("microbatches_per_step")
     tp, pp, dp, chips = enc.v["tp"], enc.v["pp"], enc.v["dp"], enc.v["chips"]
+    big = max(inst.system.chips, inst.global_batch, max(inst.chip_counts)) * 64
+    s.add(enc.v["m"] >= 1, enc.v["m"] <= big, chips >= 1, chips <= big, dp >= 1, dp <= big)
     if inst.training:
         s.add(one_of(dp, inst.dp), one_of(chips, inst.chip_counts))
         for d in inst.dp:  # m = floor(B / (d b)): a definition, checked by batch-divisible
