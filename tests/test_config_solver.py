@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from accelkb.cli import main
 from accelkb.errors import ValidationError
 from accelkb.ontology.kb import RESULTS, KnowledgeBase
