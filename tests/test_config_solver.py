@@ -33,7 +33,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> str:
 def _req(model: str, **kw: object) -> ConfigRequest:
     base: dict[str, object] = {"system": "dgx-a100-superpod", "chips": 2, "global_batch": 4}
     base.update(kw)
-    return ConfigRequest(model=model, **base)  # type: ignore[arg-type]
+    return ConfigRequest(model=model, **base)
 
 
 def test_every_encoded_constraint_is_declared(kb: KnowledgeBase) -> None:
