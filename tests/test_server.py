@@ -283,6 +283,7 @@ def test_loopback_by_default(endpoint: SparqlEndpoint) -> None:
 
 
 @pytest.mark.parametrize("argv", [["serve", "--timeout", "0"],
+                                  ["serve", "--estimate", "llama2-70b-decode"],
                                   ["serve", "--max-result-bytes", "-1"],
                                   ["serve", "--port", "70000"]])
 def test_cli_bad_limits_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -292,19 +293,30 @@ def test_cli_bad_limits_exit_2(argv: list[str], capsys: pytest.CaptureFixture[st
 
 def test_cli_serve_end_to_end(kb: KnowledgeBase) -> None:
     require_oxigraph()
-    command = [sys.executable, "-m", "accelkb.cli", "serve", "--port", "0", "--timeout", "20"]
+    command = [sys.executable, "-m", "accelkb.cli", "serve", "--port", "0", "--timeout", "20",
+               "--estimate", "llama2-70b-decode@groq-576"]
     proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
                             env=dict(os.environ), text=True)
     try:
         url = _await_url(proc, deadline=time.monotonic() + 120)
         parts = urlsplit(url)
         assert parts.hostname == "127.0.0.1"
-        conn = http.client.HTTPConnection("127.0.0.1", parts.port or 0, timeout=30)
-        conn.request("GET", "/query?" + urlencode({"query": CHIPS}),
-                     headers={"Accept": "text/csv"})
-        body = conn.getresponse().read().decode("utf-8")
-        conn.close()
-        assert body.splitlines()[1:] == [str(r[0]) for r in kb.query(CHIPS)]
+        def csv_rows(query: str) -> list[str]:
+            conn = http.client.HTTPConnection("127.0.0.1", parts.port or 0, timeout=30)
+            conn.request("GET", "/query?" + urlencode({"query": query}),
+                         headers={"Accept": "text/csv"})
+            body = conn.getresponse().read().decode("utf-8")
+            conn.close()
+            return body.splitlines()[1:]
+
+        assert csv_rows(CHIPS) == [str(r[0]) for r in kb.query(CHIPS)]
+        # The rules ran on the pair: findings in the inferred graph, each with a derivation.
+        findings = csv_rows(f"SELECT DISTINCT ?f {{ GRAPH <{INFERRED}> {{ ?f a <{AK}"
+                            "BottleneckFinding> } }")
+        assert len(findings) >= 1
+        derivations = csv_rows(f"SELECT (COUNT(*) AS ?n) {{ GRAPH <{DERIVATIONS}> {{ ?d a <{AK}"
+                               "Derivation> } }")
+        assert int(derivations[0]) >= len(findings)
     finally:
         proc.terminate()
         try:

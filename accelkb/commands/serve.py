@@ -9,13 +9,12 @@ limit. It listens on loopback unless ``--host`` says otherwise.
 from __future__ import annotations
 
 import argparse
-import importlib
 import signal
 import sys
 from types import FrameType
 
 from accelkb.errors import InputError
-from accelkb.ontology.kb import KnowledgeBase
+from accelkb.ontology.kb import DERIVATIONS, INFERRED, KnowledgeBase
 from accelkb.server import ServeLimits, SparqlEndpoint, is_loopback
 
 NAME = "serve"
@@ -35,33 +34,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cors", action="store_true",
                         help="allow browser tools on other origins (e.g. YASGUI) to query")
     parser.add_argument("--infer", action="store_true",
-                        help="run the rules to a fixpoint first, so inferred facts and their "
+                        help="run every rule to a fixpoint first, so inferred facts and their "
                              "derivations are served too")
+    parser.add_argument("--estimate", action="append", default=[], metavar="WORKLOAD@SYSTEM",
+                        help="estimate this pair and run the rules on it before serving "
+                             "(repeatable; implies --infer for the pair), e.g. "
+                             "llama2-70b-decode@groq-576")
 
 
-def infer(kb: KnowledgeBase) -> None:
-    """Fill the inferred and derivations graphs with the rules engine (``accelkb.rules``).
+def infer(kb: KnowledgeBase, pairs: list[str]) -> int:
+    """Fill the estimates, inferred and derivations graphs with the rules engine.
 
-    Uses ``accelkb.rules.infer(kb)`` when the rules package offers it, else runs the engine's
-    fixpoint over every bundled rule on the knowledge base's own dataset.
+    With no ``pairs``, every rule runs to a fixpoint over the knowledge base
+    (``accelkb.rules.run_rules``). Each ``WORKLOAD@SYSTEM`` pair is estimated by the performance
+    model and the rules run on it (``accelkb.rules.infer``), so its bottleneck findings and
+    candidate optimizations are served with their derivations.
+
+    Returns
+    -------
+    int
+        Triples in the inferred and derivations graphs afterwards.
 
     Raises
     ------
     InputError
-        If the rules engine is not available in this installation.
+        For a malformed pair, an unknown name, or no fixpoint.
     """
-    rules = importlib.import_module("accelkb.rules")
-    entry = getattr(rules, "infer", None)
-    if callable(entry):
-        entry(kb)
-        return
-    try:
-        engine = importlib.import_module("accelkb.rules.engine")
-        parse = importlib.import_module("accelkb.rules.parse")
-    except ImportError as exc:
-        raise InputError(f"--infer needs the rules engine (accelkb.rules), which cannot be "
-                         f"loaded: {exc}") from None
-    engine.run_fixpoint(parse.load_rules().values(), engine.RdflibStore(kb.dataset))
+    from accelkb import rules
+
+    if not pairs:
+        rules.run_rules(kb)
+    for pair in pairs:
+        workload, sep, system = pair.partition("@")
+        if not sep or not workload or not system:
+            raise InputError(f"expected --estimate WORKLOAD@SYSTEM (e.g. "
+                             f"llama2-70b-decode@groq-576), got '{pair}'")
+        rules.infer(kb, workload, system)
+    return len(kb.graph(INFERRED)) + len(kb.graph(DERIVATIONS))
 
 
 def _limits(args: argparse.Namespace) -> ServeLimits:
@@ -81,9 +90,13 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     limits = _limits(args)
+    for pair in args.estimate:
+        if pair.count("@") != 1 or pair.startswith("@") or pair.endswith("@"):
+            raise InputError(f"expected --estimate WORKLOAD@SYSTEM (e.g. "
+                             f"llama2-70b-decode@groq-576), got '{pair}'")
     kb = KnowledgeBase(args.data)
-    if args.infer:
-        infer(kb)
+    if args.infer or args.estimate:
+        infer(kb, args.estimate)
     endpoint = SparqlEndpoint.from_kb(kb, host=args.host, port=args.port, limits=limits)
     if not is_loopback(args.host):
         sys.stderr.write(f"accelkb serve: warning: listening on {args.host}, reachable from "
