@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_perf_fixtures import A100, dgx, gpt3, groq, ipu_pod, llama70, small, sn40l
 
 from accelkb.cli import main
@@ -205,3 +207,21 @@ def test_cli_unknown_model_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFi
 def test_training_config_is_strict() -> None:
     with pytest.raises(ValueError):
         TrainingConfig.model_validate({"tp": 1, "bogus": 2})
+
+
+@given(tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2, 4]),
+       mb=st.sampled_from([1, 2, 4]), rc=st.sampled_from(["none", "selective", "full"]),
+       zero=st.sampled_from([0, 1, 2, 3]), sp=st.booleans())
+@settings(max_examples=40, deadline=None)
+def test_training_estimate_is_consistent(tp: int, pp: int, mb: int, rc: str, zero: int,
+                                         sp: bool) -> None:
+    dp = 64 // (tp * pp)
+    cfg = TrainingConfig(tp=tp, pp=pp, dp=dp, micro_batch=mb, global_batch=dp * mb * 8,
+                         recompute=rc, zero=zero, sequence_parallel=sp)
+    est = estimate_training(small(), dgx(A100, 64), cfg)
+    assert sum(est.breakdown.values()) == pytest.approx(est.step_time_s)
+    assert all(v >= 0 for v in est.breakdown.values())
+    assert 0 < est.mfu <= est.hfu < 1
+    assert est.tokens_per_s == pytest.approx(cfg.global_batch * 2048 / est.step_time_s)
+    assert est.memory_per_chip_bytes["hbm"] == pytest.approx(
+        sum(est.memory_breakdown_bytes.values()))
