@@ -40,9 +40,11 @@ class Bounds(BaseModel):
     best_name: str = Field(description="which bound gives best")
 
 
-def distances(topo: Topology, source: int, reverse: bool = False) -> list[int]:
+def distances(topo: Topology, source: int, reverse: bool = False,
+              adj: list[list[int]] | None = None) -> list[int]:
     """BFS hop distances from ``source`` (to it, with ``reverse``)."""
-    adj = topo.in_neighbors() if reverse else topo.out_neighbors()
+    if adj is None:
+        adj = topo.in_neighbors() if reverse else topo.out_neighbors()
     dist = [-1] * topo.n
     dist[source] = 0
     q = deque([source])
@@ -57,7 +59,8 @@ def distances(topo: Topology, source: int, reverse: bool = False) -> list[int]:
 
 def all_distances(topo: Topology) -> list[list[int]]:
     """``d[u][v]`` hop distance from u to v."""
-    return [distances(topo, s) for s in range(topo.n)]
+    adj = topo.out_neighbors()
+    return [distances(topo, s, adj=adj) for s in range(topo.n)]
 
 
 def _candidate_sets(topo: Topology, dist: list[list[int]]) -> list[frozenset[int]]:

@@ -23,13 +23,12 @@ True
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from accelkb.errors import AccelkbError
-from accelkb.solver.schedule_model import REDUCING, ChunkId, Instance, TransferT
+from accelkb.solver.schedule_model import REDUCING, Instance, TransferT
 
 
 class ScheduleError(AccelkbError):
@@ -70,7 +69,7 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
             errors.append(msg)
 
     chunks = inst.chunk_ids()
-    known = set(chunks)
+    index = {c: i for i, c in enumerate(chunks)}
     by_step: dict[int, list[TransferT]] = {}
     count = 0
     for tr in transfers:
@@ -83,16 +82,22 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
         fail(f"step {min(by_step)}: negative step")
     reducing = inst.collective in REDUCING
     full = _complete_mask(inst.n)
-    # state: held[v][chunk] = contribution mask (reducing) or 1 (held)
-    held: list[dict[ChunkId, int]] = [dict() for _ in range(topo.n)]
-    for c in chunks:
+    # state: reducing: held[v][chunk index] = contribution mask; otherwise a bitset of chunks
+    sums: list[dict[int, int]] = [dict() for _ in range(topo.n)]
+    held = [0] * topo.n
+    for i, c in enumerate(chunks):
         for s in inst.sources(c):
-            held[s][c] = (1 << s) if reducing else full
+            if reducing:
+                sums[s][i] = 1 << s
+            else:
+                held[s] |= 1 << i
     max_load = 0.0
     for step in sorted(by_step):
         trs = by_step[step]
-        load = Counter((u, v) for _, u, v, _ in trs)
-        for (u, v), k in sorted(load.items()):
+        load: dict[tuple[int, int], int] = {}
+        for _, u, v, _c in trs:
+            load[(u, v)] = load.get((u, v), 0) + 1
+        for (u, v), k in load.items():
             cap = topo.links.get((u, v), 0)
             if cap == 0:
                 fail(f"step {step}: link {u}->{v} does not exist in {topo.name}")
@@ -100,32 +105,53 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
             max_load = max(max_load, k / cap)
             if k > cap:
                 fail(f"step {step}: link {u}->{v} carries {k} chunks but has {cap} unit links")
-        arrivals: list[tuple[int, ChunkId, int]] = []
-        for _, u, v, c in sorted(trs, key=lambda t: (t[1], t[2], t[3])):
-            if c not in known:
-                fail(f"step {step}: link {u}->{v} carries unknown chunk {list(c)} for "
-                     f"{inst.collective} with {inst.chunks} chunks")
-                continue
-            mask = held[u].get(c)
-            if mask is None:
-                fail(f"step {step}: chip {u} sends chunk {list(c)} to {v} before holding it")
-                continue
-            arrivals.append((v, c, mask))
-        for v, c, mask in arrivals:
-            cur = held[v].get(c)
-            if cur is None or not reducing:
-                held[v][c] = mask if cur is None else cur | mask
-            elif cur & mask == 0:
-                held[v][c] = cur | mask
-            elif mask & cur == cur:
-                held[v][c] = mask
-            elif cur & mask != mask:
-                fail(f"step {step}: chip {v} would double-count chunk {list(c)}: it holds "
-                     f"contributions of chips {_bits(cur)} and receives {_bits(mask)}")
-    for c in chunks:
+        if reducing:
+            arrivals: list[tuple[int, int, int]] = []
+            for _, u, v, c in trs:
+                i = index.get(c)
+                if i is None:
+                    fail(f"step {step}: link {u}->{v} carries unknown chunk {list(c)} for "
+                         f"{inst.collective} with {inst.chunks} chunks")
+                    continue
+                mask = sums[u].get(i)
+                if mask is None:
+                    fail(f"step {step}: chip {u} sends chunk {list(c)} to {v} before holding it")
+                    continue
+                arrivals.append((v, i, mask))
+            for v, i, mask in arrivals:
+                cur = sums[v].get(i)
+                if cur is None or cur & mask == 0:
+                    sums[v][i] = mask if cur is None else cur | mask
+                elif mask & cur == cur:
+                    sums[v][i] = mask
+                elif cur & mask != mask:
+                    fail(f"step {step}: chip {v} would double-count chunk {list(chunks[i])}: it "
+                         f"holds contributions of chips {_bits(cur)} and receives {_bits(mask)}")
+        else:
+            gained: dict[int, int] = {}
+            for _, u, v, c in trs:
+                i = index.get(c)
+                if i is None:
+                    fail(f"step {step}: link {u}->{v} carries unknown chunk {list(c)} for "
+                         f"{inst.collective} with {inst.chunks} chunks")
+                    continue
+                if not (held[u] >> i) & 1:
+                    fail(f"step {step}: chip {u} sends chunk {list(c)} to {v} before holding it")
+                    continue
+                gained[v] = gained.get(v, 0) | (1 << i)
+            for v, bits in gained.items():
+                held[v] |= bits
+    everyone = inst.collective in ("allgather", "broadcast")
+    for d in range(inst.n) if everyone else ():
+        missing = ((1 << len(chunks)) - 1) & ~held[d]
+        if missing:
+            i = (missing & -missing).bit_length() - 1
+            fail(f"end: chip {d} lacks complete chunk {list(chunks[i])} (has nothing) after "
+                 f"{makespan_steps} steps")
+    for i, c in enumerate(chunks if not everyone else ()):
         for d in inst.destinations(c):
-            if held[d].get(c) != full:
-                got = held[d].get(c)
+            got = sums[d].get(i) if reducing else (full if (held[d] >> i) & 1 else None)
+            if got != full:
                 what = "nothing" if got is None else f"contributions of chips {_bits(got)}"
                 fail(f"end: chip {d} lacks complete chunk {list(c)} (has {what}) after "
                      f"{makespan_steps} steps")
