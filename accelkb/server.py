@@ -6,7 +6,8 @@ serialization. In front of it, on the public port, a small guard (this module, s
 enforces what Oxigraph alone does not:
 
 - SPARQL Update, ``LOAD`` and ``SERVICE`` are refused with 403 and a message
-  (:mod:`accelkb.server_policy`); the engine itself runs read-only as a second line;
+  (:mod:`accelkb.server_policy`); only queries are ever forwarded, to the engine's ``/query``
+  on a private loopback port (``engine_read_only=True`` also makes the engine refuse writes);
 - a per-query time limit (503 when hit; Oxigraph's own ``--timeout-s`` is set too) and a
   result-size limit in bytes (413 when hit), each with a message that names the option;
 - requests are size-limited and only ``/query`` (alias ``/sparql``) is served.
@@ -272,6 +273,11 @@ class SparqlEndpoint:
         Only a loopback host is the default; another one is the caller's explicit choice.
     limits
         Time, size and CORS settings (:class:`ServeLimits`).
+    engine_read_only
+        Run the engine read-only on an on-disk copy, so that even a process on this machine
+        that finds the engine's private loopback port cannot write. The default keeps the
+        engine in memory (several times faster on some queries); the public port refuses
+        writes either way.
 
     Examples
     --------
@@ -282,11 +288,11 @@ class SparqlEndpoint:
     """
 
     def __init__(self, nquads: bytes, *, host: str = "127.0.0.1", port: int = 7878,
-                 limits: ServeLimits | None = None) -> None:
+                 limits: ServeLimits | None = None, engine_read_only: bool = False) -> None:
         self.limits = limits or ServeLimits()
         self.host = host
         self.port = port
-        self._backend = OxigraphProcess(nquads, read_only=True,
+        self._backend = OxigraphProcess(nquads, read_only=engine_read_only,
                                         timeout_s=self.limits.timeout_s + 1)
         self._httpd: _GuardServer | None = None
         self._thread: threading.Thread | None = None

@@ -83,8 +83,11 @@ class OxigraphProcess:
     nquads
         Data to load before serving (N-Quads bytes), or ``None`` for an empty store.
     read_only
-        Serve with ``serve-read-only`` (the engine refuses every update). A read-only server
-        needs data on disk, so it is loaded into a temporary directory first.
+        ``True``: bulk-load the data into an on-disk database in a temporary directory and
+        serve it with ``serve-read-only`` (the engine itself refuses every update).
+        ``False``: an in-memory store loaded over the Graph Store protocol, which answers
+        some queries several times faster (``conflicting_claims.rq``: ~40 ms against ~320 ms
+        on disk) but accepts writes from whoever reaches its loopback port.
     timeout_s
         Oxigraph's own per-query time limit (``--timeout-s``), or ``None`` for none.
     union_default_graph
@@ -121,7 +124,7 @@ class OxigraphProcess:
         binary = find_oxigraph()
         self._dir = tempfile.TemporaryDirectory(prefix="accelkb-oxigraph-")
         location = Path(self._dir.name) / "db"
-        if self._nquads is not None:
+        if self._read_only and self._nquads is not None:
             source = Path(self._dir.name) / "data.nq"
             source.write_bytes(self._nquads)
             done = subprocess.run([str(binary), "load", "--location", str(location),
@@ -133,7 +136,7 @@ class OxigraphProcess:
                                  + done.stderr.decode("utf-8", "replace").strip())
         command = [str(binary), "serve-read-only" if self._read_only else "serve",
                    "--bind", f"127.0.0.1:{self.port}"]
-        if self._read_only or self._nquads is not None:
+        if self._read_only:
             command += ["--location", str(location)]
         if self._union:
             command.append("--union-default-graph")
@@ -145,7 +148,23 @@ class OxigraphProcess:
             self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
                                           stderr=log, preexec_fn=_die_with_parent)
         self._wait_ready()
+        if not self._read_only and self._nquads is not None:
+            self._post_store(self._nquads)
         return self
+
+    def _post_store(self, nquads: bytes) -> None:
+        """Load N-Quads into the in-memory store (SPARQL 1.1 Graph Store protocol POST)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=300)
+        try:
+            conn.request("POST", "/store", body=nquads,
+                         headers={"Content-Type": "application/n-quads"})
+            response = conn.getresponse()
+            detail = response.read().decode("utf-8", "replace").strip()
+        finally:
+            conn.close()
+        if response.status not in (200, 201, 204):
+            self.stop()
+            raise InputError(f"Oxigraph could not load the knowledge: {response.status} {detail}")
 
     def _wait_ready(self) -> None:
         assert self._proc is not None  # set by start(), never user input

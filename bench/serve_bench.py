@@ -5,7 +5,8 @@ GIL):
 
 - ``embedded``: ``KnowledgeBase.query`` (rdflib) called from N threads in this process;
 - ``served``: ``accelkb serve`` (the guard in front of Oxigraph), what users get;
-- ``oxigraph``: the same Oxigraph server without the guard, to show what the guard costs;
+- ``oxigraph``: the same (in-memory) Oxigraph server without the guard, to show what the
+  guard costs;
 - ``rdflib-endpoint``: the other candidate library for the protocol (FastAPI + uvicorn over the
   rdflib dataset), measured only when ``rdflib-endpoint`` and ``uvicorn`` are installed.
 
@@ -222,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 _stop(proc)
         elif target == "oxigraph":
-            with OxigraphProcess(kb_nquads(kb), read_only=True) as ox:
+            with OxigraphProcess(kb_nquads(kb), read_only=False) as ox:
                 run_target(target, lambda: _HttpClient(ox.url + "/query"))
         elif target == "rdflib-endpoint":
             try:

@@ -56,10 +56,10 @@ def endpoint(kb: KnowledgeBase) -> Iterator[SparqlEndpoint]:
 
 @pytest.fixture(scope="module")
 def tight(kb: KnowledgeBase) -> Iterator[SparqlEndpoint]:
-    """An endpoint with a 1 s time limit and a 4 KB result limit."""
+    """An endpoint with a 1 s time limit, a 4 KB result limit and a read-only on-disk engine."""
     require_oxigraph()
     limits = ServeLimits(timeout_s=1, max_result_bytes=4096)
-    with SparqlEndpoint(kb_nquads(kb), port=0, limits=limits) as ep:
+    with SparqlEndpoint(kb_nquads(kb), port=0, limits=limits, engine_read_only=True) as ep:
         yield ep
 
 
@@ -252,6 +252,14 @@ def test_result_size_limit(tight: SparqlEndpoint) -> None:
     assert "larger than the limit of 4096 bytes" in body.decode("utf-8")
     small, _, _ = _http(tight, "POST", "/query", CHIPS + " LIMIT 2", DIRECT)
     assert small == 200
+
+
+def test_engine_read_only_refuses_writes_on_its_own_port(tight: SparqlEndpoint) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", tight.backend_port, timeout=30)
+    conn.request("POST", "/update", body=urlencode({"update": INSERT}), headers=FORM)
+    status = conn.getresponse().status
+    conn.close()
+    assert status == 403
 
 
 def test_request_size_limit(tight: SparqlEndpoint) -> None:
