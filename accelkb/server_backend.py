@@ -18,6 +18,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from pathlib import Path
 from types import TracebackType
@@ -145,8 +146,12 @@ class OxigraphProcess:
         # The log goes to a file, never a pipe: a full pipe would block the server.
         self._log = Path(self._dir.name) / "server.log"
         with self._log.open("wb") as log:
+            # Linux sends the parent-death signal when the *thread* that started the child
+            # ends, so it is only asked for from the main thread.
+            main = threading.current_thread() is threading.main_thread()
             self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
-                                          stderr=log, preexec_fn=_die_with_parent)
+                                          stderr=log,
+                                          preexec_fn=_die_with_parent if main else None)
         self._wait_ready()
         if not self._read_only and self._nquads is not None:
             self._post_store(self._nquads)
