@@ -105,16 +105,17 @@ def _allgather_like(inst: Instance, topo: Topology, deadline: float, best: _Best
         try:
             s1, t1 = spread(topo, one, [[r] for r in range(inst.n)], deadline=deadline,
                             far_first=False, dist=dist)
+            one_chunk_s = time.monotonic() - started
             t1 = prune_relays(t1, topo.endpoints)
-            steps, trs = rounds(topo, t1, s1, c, lambda ch, i: (ch[0], i))
+            steps, trs = rounds(topo, t1, s1, c)
             if tr is not None:
                 trs = tr(steps, trs)
             best.offer(steps, trs, f"{label}, {c} one-chunk rounds overlaid (time windows)")
         except Budget:
-            pass
+            return
         # the full pull costs about c times the one-chunk pull (plus checking): skip it when
         # it cannot finish before the deadline
-        if best.done or (time.monotonic() - started) * c * 1.5 > deadline - time.monotonic():
+        if best.done or one_chunk_s * c * 1.5 > deadline - time.monotonic():
             return
     origins = [inst.sources(ch) if not reverse_out else [ch[0]] for ch in ids]
     _spread_variants(topo, ids, origins, dist, deadline, best, label, tr, rarest_first=big)

@@ -38,13 +38,14 @@ def smallest_period(topo: Topology, transfers: list[TransferT], makespan: int) -
     return makespan
 
 
-def rounds(topo: Topology, one: list[TransferT], makespan: int, copies: int,
-           rename) -> tuple[int, list[TransferT]]:
-    """Overlay ``copies`` shifted copies of a one-chunk schedule; ``rename(chunk, i)``."""
+def rounds(topo: Topology, one: list[TransferT], makespan: int, copies: int
+           ) -> tuple[int, list[TransferT]]:
+    """Overlay ``copies`` shifted copies of a one-chunk schedule; chunk ``(r, 0)`` of copy
+    ``i`` becomes ``(r, i)``."""
     if copies <= 1:
-        return makespan, [(t, u, v, rename(c, 0)) for t, u, v, c in one]
+        return makespan, list(one)
     delta = smallest_period(topo, one, makespan)
-    out = [(t + i * delta, u, v, rename(c, i)) for i in range(copies) for t, u, v, c in one]
+    out = [(t + i * delta, u, v, (c[0], i)) for i in range(copies) for t, u, v, c in one]
     return (copies - 1) * delta + makespan, out
 
 

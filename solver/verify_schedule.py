@@ -84,13 +84,13 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
     full = _complete_mask(inst.n)
     # state: reducing: held[v][chunk index] = contribution mask; otherwise a bitset of chunks
     sums: list[dict[int, int]] = [dict() for _ in range(topo.n)]
-    held = [0] * topo.n
+    held = [bytearray(len(chunks)) for _ in range(topo.n)]
     for i, c in enumerate(chunks):
         for s in inst.sources(c):
             if reducing:
                 sums[s][i] = 1 << s
             else:
-                held[s] |= 1 << i
+                held[s][i] = 1
     max_load = 0.0
     for step in sorted(by_step):
         trs = by_step[step]
@@ -128,29 +128,28 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
                     fail(f"step {step}: chip {v} would double-count chunk {list(chunks[i])}: it "
                          f"holds contributions of chips {_bits(cur)} and receives {_bits(mask)}")
         else:
-            gained: dict[int, int] = {}
+            gained: list[tuple[int, int]] = []
             for _, u, v, c in trs:
                 i = index.get(c)
                 if i is None:
                     fail(f"step {step}: link {u}->{v} carries unknown chunk {list(c)} for "
                          f"{inst.collective} with {inst.chunks} chunks")
                     continue
-                if not (held[u] >> i) & 1:
+                if not held[u][i]:
                     fail(f"step {step}: chip {u} sends chunk {list(c)} to {v} before holding it")
                     continue
-                gained[v] = gained.get(v, 0) | (1 << i)
-            for v, bits in gained.items():
-                held[v] |= bits
+                gained.append((v, i))
+            for v, i in gained:
+                held[v][i] = 1
     everyone = inst.collective in ("allgather", "broadcast")
     for d in range(inst.n) if everyone else ():
-        missing = ((1 << len(chunks)) - 1) & ~held[d]
-        if missing:
-            i = (missing & -missing).bit_length() - 1
+        i = held[d].find(0)
+        if i >= 0:
             fail(f"end: chip {d} lacks complete chunk {list(chunks[i])} (has nothing) after "
                  f"{makespan_steps} steps")
     for i, c in enumerate(chunks if not everyone else ()):
         for d in inst.destinations(c):
-            got = sums[d].get(i) if reducing else (full if (held[d] >> i) & 1 else None)
+            got = sums[d].get(i) if reducing else (full if held[d][i] else None)
             if got != full:
                 what = "nothing" if got is None else f"contributions of chips {_bits(got)}"
                 fail(f"end: chip {d} lacks complete chunk {list(c)} (has {what}) after "
