@@ -108,8 +108,8 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
         if reducing:
             arrivals: list[tuple[int, int, int]] = []
             for _, u, v, c in trs:
-                i = index.get(c)
-                if i is None:
+                i = index.get(c, -1)
+                if i < 0:
                     fail(f"step {step}: link {u}->{v} carries unknown chunk {list(c)} for "
                          f"{inst.collective} with {inst.chunks} chunks")
                     continue
@@ -130,8 +130,8 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
         else:
             gained: list[tuple[int, int]] = []
             for _, u, v, c in trs:
-                i = index.get(c)
-                if i is None:
+                i = index.get(c, -1)
+                if i < 0:
                     fail(f"step {step}: link {u}->{v} carries unknown chunk {list(c)} for "
                          f"{inst.collective} with {inst.chunks} chunks")
                     continue
