@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
                "verified": res.verified, "adaptive_steps": adapt, "ecmp_steps": ecmp,
                "method": res.method}
         rows.append(row)
-        print(f"{name:<13}{inst['collective']:<15}{c:>4}{topo.n:>6}{res.makespan_steps:>7}"
+        steps = "-" if res.makespan_steps is None else res.makespan_steps
+        print(f"{name:<13}{inst['collective']:<15}{c:>4}{topo.n:>6}{steps:>7}"
               f"{res.lower_bound_steps:>6}{inst['lower_bound_steps']:>6}"
               f"{ratio if ratio is None else format(ratio, '.3f'):>7}  {res.status.value:<9}"
               f"{wall:>8.2f}{'yes' if res.verified else 'NO':>6}"
