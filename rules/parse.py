@@ -317,9 +317,16 @@ def parse_rule(text: str, path: str) -> tuple[Rule | None, list[str]]:
                         "refused (mint an IRI from the bindings instead)")
     try:
         select = _prologue() + _select_text(text)
+    except ValueError as exc:
+        problems.append(f"{path}: not a rule: {exc}")
+        return None, problems
+    try:
         construct = prepareQuery(_prologue() + text)
     except Exception as exc:  # pyparsing and rdflib raise several types
-        problems.append(f"{path}: SPARQL syntax error: {str(exc).splitlines()[0]}")
+        line = getattr(exc, "lineno", None)
+        where = f" at line {line - _prologue().count(chr(10))}" if isinstance(line, int) else ""
+        msg = str(getattr(exc, "msg", "") or exc).splitlines()[0]
+        problems.append(f"{path}: SPARQL syntax error{where}: {msg}")
         return None, problems
     algebra = construct.algebra
     if algebra.name != "ConstructQuery":
