@@ -104,7 +104,7 @@ def _applicable(kb: object, keys: dict[str, ConstraintInfo], phase: str,
     for key, info in keys.items():
         node = URIRef(info.iri)
         scope = str(g.value(node, AK.constraintScope) or "always")
-        if scope in ("training", "inference") and scope != phase:
+        if scope == "partition" or (scope in ("training", "inference") and scope != phase):
             continue
         need = g.value(node, AK.constraintVendor)
         if need is not None and need != vendor:

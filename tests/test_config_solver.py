@@ -42,7 +42,7 @@ def test_every_encoded_constraint_is_declared(kb: KnowledgeBase) -> None:
                "tp-within-fast-domain", "user-tp-within-node", "batch-divisible",
                "interleave-microbatches", "sequence-parallel-needs-tp", "zero-no-pipeline",
                "ipu-gradient-accumulation", "precision-supported", "user-precision",
-               *THEORY_KEYS}
+               "stage-fits-memory", "stage-nonempty", *THEORY_KEYS}
     assert encoded == set(keys), sorted(encoded ^ set(keys))
     assert len(GROUPS) == 8
     for info in keys.values():
