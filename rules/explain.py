@@ -99,6 +99,8 @@ class Explanation(BaseModel):
 
     def leaves(self) -> list[Explanation]:
         """The asserted and estimated facts at the bottom of the tree."""
+        if self.repeated:
+            return []
         if not self.premises:
             return [self]
         return [leaf for p in self.premises for leaf in p.leaves()]
