@@ -118,7 +118,8 @@ def _allgather_like(inst: Instance, topo: Topology, deadline: float, best: _Best
         if best.done or one_chunk_s * c * 1.5 > deadline - time.monotonic():
             return
     origins = [inst.sources(ch) if not reverse_out else [ch[0]] for ch in ids]
-    _spread_variants(topo, ids, origins, dist, deadline, best, label, tr, rarest_first=big)
+    _spread_variants(topo, ids, origins, dist, deadline, best, label, tr,
+                     rarest_first=len(ids) * inst.n > BIG_TRANSFERS // 4)
 
 
 def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> None:
