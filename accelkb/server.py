@@ -58,14 +58,19 @@ class ServeLimits(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    timeout_s: float = Field(default=10.0, gt=0, description="Wall-clock limit of one query, seconds; "
-                             "answered with 503 when hit.")
-    max_result_bytes: int = Field(default=16 * 1024 * 1024, gt=0, description="Largest serialized "
-                                  "result sent back, bytes; answered with 413 when exceeded.")
-    max_request_bytes: int = Field(default=1024 * 1024, gt=0, description="Largest request body "
-                                   "accepted (the query text), bytes; 413 when exceeded.")
-    cors: bool = Field(default=False, description="Send Access-Control-Allow-Origin: * so browser tools "
-                       "such as YASGUI on another origin can query.")
+    timeout_s: float = Field(
+        default=10.0, gt=0,
+        description="Wall-clock limit of one query, seconds; answered with 503 when hit.")
+    max_result_bytes: int = Field(
+        default=16 * 1024 * 1024, gt=0,
+        description="Largest serialized result sent back, bytes; answered with 413 when exceeded.")
+    max_request_bytes: int = Field(
+        default=1024 * 1024, gt=0,
+        description="Largest request body accepted (the query text), bytes; 413 when exceeded.")
+    cors: bool = Field(
+        default=False,
+        description="Send Access-Control-Allow-Origin: * so browser tools such as YASGUI on "
+                    "another origin can query.")
 
 
 def is_loopback(host: str) -> bool:

@@ -121,8 +121,10 @@ def test_inferred_and_derivation_graphs_are_served(endpoint: SparqlEndpoint) -> 
     assert [(str(g), str(o)) for g, o in found] == [(str(INFERRED), "yes")]  # type: ignore[misc]
     used = list(remote.query("SELECT ?d WHERE { ?d <http://www.w3.org/ns/prov#used> "
                              "<https://w3id.org/accelkb/data/gc200> }"))
-    assert [str(r[0]) for r in used] == ["https://w3id.org/accelkb/data/derivation-test"]  # type: ignore[index]
-    graphs = {str(r[0]) for r in remote.query("SELECT DISTINCT ?g { GRAPH ?g { ?s ?p ?o } }")}  # type: ignore[index]
+    derivation = "https://w3id.org/accelkb/data/derivation-test"
+    assert [str(r[0]) for r in used] == [derivation]  # type: ignore[index]
+    names = remote.query("SELECT DISTINCT ?g { GRAPH ?g { ?s ?p ?o } }")
+    graphs = {str(r[0]) for r in names}  # type: ignore[index]
     assert {str(INFERRED), str(DERIVATIONS)} <= graphs
 
 
@@ -227,8 +229,9 @@ def test_refusals(endpoint: SparqlEndpoint, method: str, path: str, body: str | 
 
 def test_refused_update_changed_nothing(endpoint: SparqlEndpoint) -> None:
     _http(endpoint, "POST", "/query", INSERT, {"Content-Type": "application/sparql-update"})
-    status, _, body = _http(endpoint, "GET", "/query?" + urlencode({"query": "ASK { <urn:a> ?p ?o }"}),
-                            None, {"Accept": "application/sparql-results+json"})
+    ask = "/query?" + urlencode({"query": "ASK { <urn:a> ?p ?o }"})
+    status, _, body = _http(endpoint, "GET", ask, None,
+                            {"Accept": "application/sparql-results+json"})
     assert status == 200 and json.loads(body)["boolean"] is False
 
 

@@ -42,7 +42,8 @@ def _cell(term: Any) -> tuple[str, str]:
 def rows(result: Result) -> list[tuple[tuple[str, str], ...]]:
     """A SELECT result as a sorted list of comparable rows (values, not lexical forms)."""
     names = list(result.vars or [])
-    return sorted(tuple(_cell(row[name]) for name in names) for row in result)  # type: ignore[index,call-overload]
+    table: Any = result
+    return sorted(tuple(_cell(row[name]) for name in names) for row in table)
 
 
 def same_answer(a: Result, b: Result) -> bool:

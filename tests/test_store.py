@@ -90,7 +90,8 @@ def test_counts_query_differs_only_by_str_of_blank_nodes(store: RemoteStore,
 
 
 def test_graph_clause_sees_accelkb_graphs_only(store: RemoteStore) -> None:
-    graphs = {str(r[0]) for r in store.query("SELECT DISTINCT ?g { GRAPH ?g { ?s ?p ?o } }")}  # type: ignore[index]
+    names = store.query("SELECT DISTINCT ?g { GRAPH ?g { ?s ?p ?o } }")
+    graphs = {str(r[0]) for r in names}  # type: ignore[index]
     assert graphs == {str(ASSERTED)}
     assert not store.query("ASK { <urn:x-test:fake-chip> ?p ?o }").askAnswer
 
@@ -126,8 +127,8 @@ def test_unreachable_store_is_input_error() -> None:
         RemoteStore(f"sparql+http://127.0.0.1:{port}/query", timeout_s=5).query("ASK {}")
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:7878/query", "sparql+ftp://h/q", "sparql+http://",
-                                 "127.0.0.1:7878"])
+@pytest.mark.parametrize("url", ["http://127.0.0.1:7878/query", "sparql+ftp://h/q",
+                                 "sparql+http://", "127.0.0.1:7878"])
 def test_bad_store_url(url: str) -> None:
     with pytest.raises(InputError, match="expected a store URL like sparql"):
         parse_store_url(url)
