@@ -97,8 +97,8 @@ def _reason(inst: Instance, key: str, mus: list[str]) -> Reason:
         msg = (f"weights that do not fit {gb(s.chip.memory_tiers[0].capacity_bytes)} of fast "
                f"memory per chip stream from {s.chip.memory_tiers[-1].kind} at "
                f"{s.chip.memory_tiers[-1].bandwidth_bytes_per_s / 1e9:.1f} GB/s per chip: "
-               f"offloading would need {need:.0f} FLOP per streamed byte, this phase has at most "
-               f"{best:.0f} (micro-batch <= {max(inst.micro_batch)})")
+               f"offloading would need {need:.0f} FLOP per streamed byte, the layouts the other "
+               f"constraints allow reach at most {best:.0f}")
         nums = {"flop_per_byte_needed": need, "flop_per_byte_available": best}
     elif key == "heads-divisible-tp":
         msg = f"{m.name} has {m.heads} attention heads; t must divide them"
@@ -113,8 +113,16 @@ def _reason(inst: Instance, key: str, mus: list[str]) -> Reason:
     elif key in ("chip-product", "chip-budget"):
         msg = f"{inst.max_chips} chips available; t x p x d must use {list(inst.chip_counts)[-1]}"
         nums = {"chips": float(inst.max_chips)}
-    elif key in ("batch-divisible", "interleave-microbatches", "ipu-gradient-accumulation"):
-        msg = f"global batch {inst.global_batch} sequences: {info.title}"
+    elif key == "batch-divisible":
+        msg = (f"global batch {inst.global_batch} sequences = d x b x m on {inst.max_chips} "
+               f"chips (t x p x d), micro-batch b among {list(inst.micro_batch)}")
+        nums = {"global_batch": float(inst.global_batch)}
+    elif key == "ipu-gradient-accumulation":
+        msg = (f"a {s.chip.name} pipeline of p stages needs m = {inst.global_batch} / (d x b) "
+               f"> 2 p micro-batches per step")
+        nums = {"global_batch": float(inst.global_batch)}
+    elif key == "interleave-microbatches":
+        msg = f"with v > 1, m = {inst.global_batch} / (d x b) must be a multiple of p"
         nums = {"global_batch": float(inst.global_batch)}
     else:
         u = inst.request.constraints
