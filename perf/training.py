@@ -195,6 +195,8 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         ar = collective_time("all_reduce", act_msg, tp, levels, cal)
         n_ar = 4 + (2 if cfg.recompute == "full" else 0)
         tp_mb = layers * n_ar * ar
+        if sp:  # Megatron re-gathers the two sequence-parallel GEMM inputs in the backward pass
+            tp_mb += layers * 2 * collective_time("all_gather", act_msg, tp, levels, cal)
     pp_mb = 0.0
     if pp > 1:
         pp_mb = 2.0 * v * collective_time("p2p", act_msg / tp, 2, levels, cal, stride=tp)
