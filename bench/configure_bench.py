@@ -3,6 +3,7 @@
     python bench/configure_bench.py                 # the five systems + the Megatron rows
     python bench/configure_bench.py --skip-megatron # only the five systems
     python bench/configure_bench.py --megatron-rows 2 --timeout 300
+    python bench/configure_bench.py --skip-cases --skip-megatron   # only the pipeline partition
 
 Part 1 (the issue's cases): for each case Z3 enumerates the feasible set and perf ranks it; the
 same domains are then enumerated exhaustively in plain Python (independent checker, no Z3) and
@@ -13,6 +14,8 @@ Part 2 (Megatron SC'21 Table 1 weak-scaling rows in ../shared/validation/): give
 count and batch, the solver's choice is compared under the model with the published layout
 (t, p, d, full recompute; micro-batch and interleaving not published, so the fastest valid ones,
 as perf's validation does), and the published layout's prediction with the measured TFLOP/s.
+
+Part 3 (pipeline partition): Z3 Optimize's slowest stage against the exact dynamic programme.
 """
 
 from __future__ import annotations
@@ -119,17 +122,49 @@ def part2(rows: int, timeout: float) -> None:
               f"{pred:.0f} vs {measured:.0f} ({100 * (pred / measured - 1):+.1f}%) |")
 
 
+PARTITIONS = [("GPT-3 760M, 8 IPUs of IPU-POD16 (seq 1024, full recompute)",
+               ("gpt3-760m", "ipu-pod16", 8, 1024)),
+              ("GPT-3 760M, 16 IPUs of IPU-POD16 (seq 1024, full recompute)",
+               ("gpt3-760m", "ipu-pod16", 16, 1024)),
+              ("GPT-3 2.7B, 16 IPUs of IPU-POD16 (seq 512, full recompute)",
+               ("gpt3-2.7b", "ipu-pod16", 16, 512))]
+
+
+def part3() -> None:
+    from accelkb.solver.config_partition import dp_minmax, partition_pipeline, units
+
+    print("\n| pipeline partition | status | stages (units) | slowest stage ms | exact DP ms | "
+          "same | Z3 s | DP s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, (model, system, stages, seq) in PARTITIONS:
+        res = partition_pipeline(model, system, stages, recompute="full", seq_len=seq)
+        u, cap = units(model, system, 1, "full", seq_len=seq)
+        t0 = time.monotonic()
+        exact = dp_minmax(u.time_ns, u.state, u.stash, u.temp, stages, cap)
+        t_dp = time.monotonic() - t0
+        sizes = ",".join(str(s.units) for s in res.stages) or "-"
+        best = "-" if res.max_stage_time_s is None else f"{1e3 * res.max_stage_time_s:.3f}"
+        ex = "-" if exact is None else f"{exact[0] / 1e6:.3f}"
+        same = (exact is None) == (res.max_stage_time_s is None) and (
+            exact is None or abs(exact[0] / 1e9 - (res.max_stage_time_s or 0)) < 1e-12)
+        print(f"| {label} | {res.status.value} | {sizes} | {best} | {ex} | "
+              f"{'yes' if same else 'NO'} | {res.solve_time_s:.2f} | {t_dp:.2f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--timeout", type=float, default=300.0, help="solver limit per case, s")
     ap.add_argument("--skip-megatron", action="store_true")
     ap.add_argument("--skip-cases", action="store_true")
     ap.add_argument("--megatron-rows", type=int, default=6)
+    ap.add_argument("--skip-partition", action="store_true")
     args = ap.parse_args()
     if not args.skip_cases:
         part1(args.timeout)
     if not args.skip_megatron:
         part2(args.megatron_rows, args.timeout)
+    if not args.skip_partition:
+        part3()
 
 
 if __name__ == "__main__":
