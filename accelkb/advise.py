@@ -56,7 +56,7 @@ def _workload(kb: KnowledgeBase, name: str) -> dict[str, Any]:
         "phase": _PHASES[phase_iri], "phase_iri": phase_iri,
         "gbs": int(num(AK.globalBatchSize, 0)), "tokens": num(AK.tokensToTrain, 0) or None,
         "prompt": int(num(AK.inputTokens, 0)) or 128, "output": int(num(AK.outputTokens, 0)) or 128,
-        "precision": parts.PRECISION_NOTATION.get(g.value(w, AK.precision)),  # type: ignore[arg-type]
+        "precision": parts.PRECISION_NOTATION.get(g.value(w, AK.precision)),
         "label": str(g.value(w, parts.RDFS_LABEL) or name),
     }
 
@@ -74,7 +74,7 @@ def _candidates(kb: KnowledgeBase, bottlenecks: list[str], vendor: Any, phase_ir
             phases = set(g.objects(opt, AK.appliesToPhase))
             if phases and not ({phase_iri} | set(g.objects(phase_iri, parts.SKOS_BROADER))) & phases:
                 continue
-            out.setdefault(opt, []).append(local(b))  # type: ignore[arg-type]
+            out.setdefault(opt, []).append(local(b))
     return sorted(out.items(), key=lambda kv: str(kv[0]))
 
 

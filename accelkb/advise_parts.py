@@ -140,9 +140,9 @@ def check_candidate(kb: KnowledgeBase, opt: URIRef, mitigates: list[str], model:
                               blocked_by=str(exc).splitlines()[0], before=as_estimate(base),
                               **common)
     speedup = key_time(base) / key_time(after)
-    status = "recommended" if speedup > 1.005 else "no-gain"
-    return Recommendation(status=status, speedup=speedup, before=as_estimate(base),
-                          after=as_estimate(after), configuration_change=change, **common)
+    return Recommendation(status="recommended" if speedup > 1.005 else "no-gain", speedup=speedup,
+                          before=as_estimate(base), after=as_estimate(after),
+                          configuration_change=change, **common)
 
 
 # ---- what-ifs: hardware levers, quantified by re-running the model with one fact changed ----

@@ -100,9 +100,9 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
                 if per_replica % mb:
                     continue
                 cfg = TrainingConfig(tp=tp, pp=pp, dp=dp, micro_batch=mb, global_batch=global_batch,
-                                     recompute=recompute,  # type: ignore[arg-type]
-                                     sequence_parallel=tp > 1, zero=zero,  # type: ignore[arg-type]
-                                     dp_overlap=True, precision=prec)  # type: ignore[arg-type]
+                                     recompute=recompute,
+                                     sequence_parallel=tp > 1, zero=zero,
+                                     dp_overlap=True, precision=prec)
                 tried += 1
                 try:
                     est = estimate_training(model, system, cfg)
@@ -147,7 +147,7 @@ def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int,
             if pp > model.layers:
                 continue
             cfg = InferenceConfig(tp=tp, pp=pp, batch=batch, prompt_len=prompt_len,
-                                  output_len=output_len, precision=prec,  # type: ignore[arg-type]
+                                  output_len=output_len, precision=prec,
                                   pipelined=goal == "throughput", queue_when_full=True)
             tried += 1
             try:

@@ -54,7 +54,8 @@ def line_chart(points: list[tuple[float, float]], title: str, xlabel: str, ylabe
         return height - bottom - (height - bottom - 30) * y / ymax
 
     body = [f'<text x="4" y="16" font-weight="bold">{escape(title)}</text>',
-            f'<line x1="{left}" y1="{height - bottom}" x2="{width - 10}" y2="{height - bottom}" stroke="#333"/>',
+            f'<line x1="{left}" y1="{height - bottom}" x2="{width - 10}" y2="{height - bottom}" '
+            'stroke="#333"/>',
             f'<line x1="{left}" y1="30" x2="{left}" y2="{height - bottom}" stroke="#333"/>',
             f'<text x="{width // 2}" y="{height - 6}" text-anchor="middle">{escape(xlabel)}</text>',
             f'<text x="12" y="{height // 2}" transform="rotate(-90 12 {height // 2})" '

@@ -83,8 +83,9 @@ def _breakdown_findings(kb: KnowledgeBase, spec: SystemSpec, est: TrainingEstima
     if spilled and any(v > 0 for v in spilled.values()):
         iri = URIRef(KB + "bottleneck-memory-capacity")
         need = sum(est.memory_breakdown_bytes.values())
-        ev = (f"model state and activations need {_fmt_bytes(need)} per chip but {fast.kind.upper()} holds "
-              f"{_fmt_bytes(fast.capacity_bytes)}; {', '.join(f'{_fmt_bytes(v)} in {k}' for k, v in spilled.items())}")
+        where = ", ".join(f"{_fmt_bytes(v)} in {k}" for k, v in spilled.items())
+        ev = (f"model state and activations need {_fmt_bytes(need)} per chip but "
+              f"{fast.kind.upper()} holds {_fmt_bytes(fast.capacity_bytes)}; {where}")
         if not any(f.rule_bottleneck == str(iri) for f in out):
             out.append(Found(Finding(bottleneck="memory-capacity", label="memory capacity",
                                      evidence=ev, derivation=[f"performance model placement: {ev}"],
@@ -118,10 +119,10 @@ def findings(kb: KnowledgeBase, system: URIRef, workload: URIRef, spec: SystemSp
     try:
         report = infer(kb, workload, system, chips=spec.chips, parallel=parallel)
     except Exception as exc:  # a rule-engine failure must not hide the model's evidence
-        found = _breakdown_findings(kb, spec, est)
+        fallback = _breakdown_findings(kb, spec, est)
         note = f"rule engine failed: {type(exc).__name__}: {str(exc).splitlines()[0]}"
         return [Found(f.finding.model_copy(update={"derivation": [*f.finding.derivation, note]}),
-                      f.rule_bottleneck) for f in found], None
+                      f.rule_bottleneck) for f in fallback], None
     shares = {f.rule_bottleneck: f.finding.share_of_time for f in _breakdown_findings(kb, spec, est)}
     found: dict[str, Found] = {}
     cands: dict[str, RuleCandidate] = {}

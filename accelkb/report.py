@@ -38,7 +38,8 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
     b = a.baseline
     L += ["## Baseline", "", a.baseline_note + ".", "",
           "| metric | value |", "|---|---|",
-          f"| {'step time' if a.phase == 'training' else 'decode time per token'} | {_t(b.time_s, a.phase)} |",
+          f"| {'step time' if a.phase == 'training' else 'decode time per token'} | "
+          f"{_t(b.time_s, a.phase)} |",
           f"| tokens/s (aggregate) | {b.tokens_per_s:,.0f} |"]
     if b.tokens_per_s_per_user is not None:
         L.append(f"| tokens/s per user | {b.tokens_per_s_per_user:,.1f} |")
@@ -73,7 +74,8 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
                  f"{_t(r.after.time_s, a.phase) if r.after else ''} | {_mem(r.after)} |")
     L.append("")
     for i, r in enumerate(a.recommendations, 1):
-        L += [f"**{i}. {r.label}** (`{r.optimization}`, mitigates {', '.join(r.mitigates)}): {r.status}."]
+        L += [f"**{i}. {r.label}** (`{r.optimization}`, mitigates {', '.join(r.mitigates)}): "
+              f"{r.status}."]
         if r.configuration_change:
             L.append(f"Change: `{', '.join(f'{k}={v}' for k, v in r.configuration_change.items())}`.")
         if r.blocked_by:
@@ -118,7 +120,8 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
     if "scaling" in figs:
         L += [figs["scaling"], ""]
     if a.schedules:
-        L += ["## Network schedules", "", "| topology | collective | status | steps | bound | dynamic routing |",
+        L += ["## Network schedules", "",
+              "| topology | collective | status | steps | bound | dynamic routing |",
               "|---|---|---|---|---|---|"]
         for s in a.schedules:
             L.append(f"| {s.topology} | {s.collective} | {s.status} | {s.makespan_steps} | "
@@ -128,14 +131,16 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
     if a.measured:
         L += ["## Published results for comparison", ""] + [f"- {m}" for m in a.measured] + [""]
     L += ["## Assumptions and confidence", ""] + [f"- {x}" for x in a.assumptions] + [""]
-    L += ["## Facts used", "", "| subject | property | value | confidence | source |", "|---|---|---|---|---|"]
-    for f in a.facts:
-        v = f"{f.value:.6g}" if isinstance(f.value, float) else f.value
-        L.append(f"| {f.subject} | {f.property} | {v} | {f.confidence} | {f.source.rsplit('/', 1)[-1]} |")
+    L += ["## Facts used", "", "| subject | property | value | confidence | source |",
+          "|---|---|---|---|---|"]
+    for fact in a.facts:
+        v = f"{fact.value:.6g}" if isinstance(fact.value, float) else fact.value
+        L.append(f"| {fact.subject} | {fact.property} | {v} | {fact.confidence} | "
+                 f"{fact.source.rsplit('/', 1)[-1]} |")
     L += ["", "## Sources", ""]
-    for s in a.sources:
-        url = f" <{s.url}>" if s.url else ""
-        L.append(f"- `{s.iri.rsplit('/', 1)[-1]}`: {s.title} — {s.publisher} ({s.kind}){url}")
+    for src in a.sources:
+        url = f" <{src.url}>" if src.url else ""
+        L.append(f"- `{src.iri.rsplit('/', 1)[-1]}`: {src.title} — {src.publisher} ({src.kind}){url}")
     L += ["", f"*Produced by accelkb in {a.seconds:.1f} s (schema {a.schema_version}).*", ""]
     return "\n".join(L)
 

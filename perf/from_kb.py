@@ -18,10 +18,9 @@ Examples
 from __future__ import annotations
 
 import functools
-
-import pydantic
 from typing import Any
 
+import pydantic
 from rdflib import Graph, Literal, URIRef
 
 from accelkb.errors import InputError

@@ -19,6 +19,9 @@ def _fresh_validation_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     import os
 
     os.environ["ACCELKB_CACHE_DIR"] = str(tmp_path_factory.mktemp("accelkb-cache"))
+    # The installed package does not know where the checkout is; the tests do.
+    if (SHARED / "validation").is_dir():
+        os.environ.setdefault("ACCELKB_VALIDATION_DIR", str(SHARED / "validation"))
 
 
 @pytest.fixture(scope="session")
