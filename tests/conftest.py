@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,16 +13,17 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 SHARED = REPO.parent / "shared"
 
+# The installed package does not know where the checkout is; the tests do. Set at import time:
+# some test modules decide what to skip when they are collected.
+if (SHARED / "validation").is_dir():
+    os.environ.setdefault("ACCELKB_VALIDATION_DIR", str(SHARED / "validation"))
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _fresh_validation_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Each test session validates for real once, then reuses the result (never a stale cache)."""
-    import os
-
     os.environ["ACCELKB_CACHE_DIR"] = str(tmp_path_factory.mktemp("accelkb-cache"))
-    # The installed package does not know where the checkout is; the tests do.
-    if (SHARED / "validation").is_dir():
-        os.environ.setdefault("ACCELKB_VALIDATION_DIR", str(SHARED / "validation"))
+
 
 
 @pytest.fixture(scope="session")
