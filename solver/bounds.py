@@ -194,6 +194,6 @@ def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool 
                 vals["lp"] = lp
     else:
         raise ValueError(f"unknown collective {collective!r}")
-    best_name = max(sorted(vals), key=lambda k: math.ceil(vals[k] - 1e-9))
+    best_name = max(sorted(vals), key=lambda k: (math.ceil(vals[k] - 1e-9), vals[k]))
     return Bounds(values={k: round(v, 4) for k, v in vals.items()},
                   best=math.ceil(vals[best_name] - 1e-9), best_name=best_name)
