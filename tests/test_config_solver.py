@@ -156,3 +156,17 @@ def test_unknown_system_is_input_error(tiny: str) -> None:
     code = main(["configure", "--model", tiny, "--system", "no-such-system"])
     assert code == 2
     assert Path(tiny).is_file()
+
+
+def test_timeout_is_never_infeasible(tiny: str) -> None:
+    res = configure(_req(tiny, timeout_s=1e-6))
+    assert res.status in (Status.UNKNOWN, Status.FEASIBLE)
+    assert not res.explanation
+
+
+def test_energy_objective_and_dict_constraints(tiny: str) -> None:
+    res = configure(model=tiny, system="dgx-a100-superpod", chips=2, global_batch=4,
+                    objective="energy", constraints={"max_chips": 1})
+    assert res.status == Status.OPTIMAL and res.best is not None
+    assert res.best.chips == 1
+    assert res.best.joules_per_token == pytest.approx(res.best.objective_value)
