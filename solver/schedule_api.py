@@ -165,7 +165,7 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
 def _routed(inst: Instance, lb: int, deadline: float, best: _Best) -> None:
     """Alltoall / traffic: load-balanced shortest paths, then farthest-first per link.
 
-    Restarts with other chunk orders (farthest pairs first, then seeded shuffles) while half
+    Farthest pairs first, then restarts with other orders (as listed, seeded shuffles) while half
     the remaining time is left and the bound is not met.
     """
     topo = inst.topology
@@ -176,13 +176,13 @@ def _routed(inst: Instance, lb: int, deadline: float, best: _Best) -> None:
         if attempt and (time.monotonic() > stop or best.steps == lb):
             break
         demand = list(base)
-        if attempt == 1:
+        if attempt == 0:
             demand.sort(key=lambda x: -dist[x[1]][x[2]])
         elif attempt > 1:
             random.Random(attempt).shuffle(demand)
         try:
             paths = choose_paths(topo, demand, dist, passes=3 if len(demand) < 50_000 else 1,
-                                 deadline=deadline, squared=attempt % 2 == 0)
+                                 deadline=deadline, squared=attempt % 3 != 2)
             steps, trs = route_paths(topo, demand, paths, deadline=deadline)
         except Budget:
             return
