@@ -32,6 +32,7 @@ import select
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -64,8 +65,9 @@ Request = Callable[[str], None]
 
 def _spawn(command: list[str], timeout_s: float = 180) -> tuple[subprocess.Popen[str], str]:
     """Start a server process and return it with the URL it prints on stderr."""
+    # cwd outside the repository: `-m accelkb.cli` must import the installed package.
     proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            text=True, env=dict(os.environ))
+                            text=True, env=dict(os.environ), cwd=tempfile.gettempdir())
     assert proc.stderr is not None
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -302,12 +302,14 @@ def test_cli_bad_limits_exit_2(argv: list[str], capsys: pytest.CaptureFixture[st
     assert "expected --" in capsys.readouterr().err
 
 
-def test_cli_serve_end_to_end(kb: KnowledgeBase) -> None:
+def test_cli_serve_end_to_end(kb: KnowledgeBase, tmp_path: Path) -> None:
     require_oxigraph()
     command = [sys.executable, "-m", "accelkb.cli", "serve", "--port", "0", "--timeout", "20",
                "--estimate", "llama2-70b-decode@groq-576"]
+    # Run outside the repository, so `-m accelkb.cli` imports the installed package (the source
+    # tree alone lacks the accelkb.perf/... mapping of a non-editable install).
     proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            env=dict(os.environ), text=True)
+                            env=dict(os.environ), text=True, cwd=tmp_path)
     try:
         url = _await_url(proc, deadline=time.monotonic() + 120)
         parts = urlsplit(url)
