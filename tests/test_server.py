@@ -56,9 +56,9 @@ def endpoint(kb: KnowledgeBase) -> Iterator[SparqlEndpoint]:
 
 @pytest.fixture(scope="module")
 def tight(kb: KnowledgeBase) -> Iterator[SparqlEndpoint]:
-    """An endpoint with a 1 s time limit, a 4 KB result limit and a read-only on-disk engine."""
+    """A 1 s time limit, a 4 KB result limit, CORS on and a read-only on-disk engine."""
     require_oxigraph()
-    limits = ServeLimits(timeout_s=1, max_result_bytes=4096)
+    limits = ServeLimits(timeout_s=1, max_result_bytes=4096, cors=True)
     with SparqlEndpoint(kb_nquads(kb), port=0, limits=limits, engine_read_only=True) as ep:
         yield ep
 
@@ -255,6 +255,19 @@ def test_result_size_limit(tight: SparqlEndpoint) -> None:
     assert "larger than the limit of 4096 bytes" in body.decode("utf-8")
     small, _, _ = _http(tight, "POST", "/query", CHIPS + " LIMIT 2", DIRECT)
     assert small == 200
+
+
+def test_cors_only_when_asked(endpoint: SparqlEndpoint, tight: SparqlEndpoint) -> None:
+    def allow_origin(ep: SparqlEndpoint, method: str) -> str | None:
+        conn = http.client.HTTPConnection("127.0.0.1", ep.port, timeout=30)
+        conn.request(method, "/query?" + urlencode({"query": "ASK {}"}))
+        response = conn.getresponse()
+        response.read()
+        conn.close()
+        return response.getheader("Access-Control-Allow-Origin")
+
+    assert allow_origin(tight, "GET") == allow_origin(tight, "OPTIONS") == "*"
+    assert allow_origin(endpoint, "GET") is None
 
 
 def test_engine_read_only_refuses_writes_on_its_own_port(tight: SparqlEndpoint) -> None:
