@@ -55,15 +55,19 @@ class Encoding:
     def add(self, key: str, expr: z3.BoolRef) -> None:
         """Assert ``expr`` tracked under the IRI of constraint ``key`` (if active).
 
-        Z3 names each tracked assertion once, so later clauses of the same constraint (the
-        lazily learned memory clauses) are tracked as ``IRI#n``, all mapping back to ``key``.
+        The first assertion of a constraint goes through ``assert_and_track`` with a Boolean
+        named by the IRI; later ones (the lazily learned memory clauses) are added as
+        ``IRI -> clause`` with the same Boolean, so one literal per constraint reaches the core.
         """
         if key not in self.active:
             return
         iri = self.inst.constraints[key].iri
-        name = iri if iri not in self.track else f"{iri}#{len(self.track)}"
-        self.track[name] = key
-        self.solver.assert_and_track(expr, z3.Bool(name))
+        lit = z3.Bool(iri)
+        if iri in self.track:
+            self.solver.add(z3.Implies(lit, expr))
+            return
+        self.track[iri] = key
+        self.solver.assert_and_track(expr, lit)
 
     def key_of(self, literal: z3.ExprRef) -> str:
         """Constraint key of a tracking literal from an unsat core."""
