@@ -8,8 +8,10 @@ enforces what Oxigraph alone does not:
 - SPARQL Update, ``LOAD`` and ``SERVICE`` are refused with 403 and a message
   (:mod:`accelkb.server_policy`); only queries are ever forwarded, to the engine's ``/query``
   on a private loopback port (``engine_read_only=True`` also makes the engine refuse writes);
-- a per-query time limit (503 when hit; Oxigraph's own ``--timeout-s`` is set too) and a
-  result-size limit in bytes (413 when hit), each with a message that names the option;
+- a per-query time limit (503 when hit; Oxigraph's own ``--timeout-s`` is set too, but it does
+  not stop every query, so the engine process is replaced after a query is given up on:
+  :class:`accelkb.server_backend.Engine`) and a result-size limit in bytes (413 when hit),
+  each with a message that names the option;
 - requests are size-limited and only ``/query`` (alias ``/sparql``) is served.
 
 The default graph is the union of the named graphs (asserted, inferred, derivations, estimates,
@@ -30,7 +32,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from accelkb.server_backend import OxigraphProcess
+from accelkb.server_backend import Engine
 from accelkb.server_policy import UPDATE_REFUSED, Refusal, check_query, update_refusal
 
 if TYPE_CHECKING:
@@ -201,8 +203,10 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {"Content-Type": "application/sparql-query; charset=utf-8",
                    "Accept": self.headers.get("Accept") or "*/*"}
         deadline = time.monotonic() + limits.timeout_s
-        conn = http.client.HTTPConnection("127.0.0.1", self.server.endpoint.backend_port,
-                                          timeout=limits.timeout_s)
+        engine = self.server.endpoint.engine
+        process = engine.acquire()
+        abandoned = False
+        conn = http.client.HTTPConnection("127.0.0.1", process.port, timeout=limits.timeout_s)
         too_slow = Refusal(503, f"the query ran past the time limit of {limits.timeout_s:g} s "
                                 "(accelkb serve --timeout); narrow it or add LIMIT")
         try:
@@ -226,7 +230,11 @@ class _Handler(BaseHTTPRequestHandler):
                                        f"{limits.max_result_bytes} bytes (accelkb serve "
                                        "--max-result-bytes); narrow the query or add LIMIT")
                 chunks.append(data)
+        except Refusal as refusal:
+            abandoned = refusal is too_slow
+            raise
         except TimeoutError:
+            abandoned = True
             raise too_slow from None
         except http.client.IncompleteRead as exc:
             if _CANCELLED in exc.partial:
@@ -236,6 +244,9 @@ class _Handler(BaseHTTPRequestHandler):
             raise Refusal(502, f"the SPARQL engine did not answer: {exc}") from None
         finally:
             conn.close()
+            # A query given up on may still run in the engine (Oxigraph's own time limit does
+            # not stop every query): the engine process is then replaced.
+            engine.release(process, abandoned=abandoned)
         body = b"".join(chunks)
         if response.status == 200 and body.endswith(_CANCELLED):
             raise too_slow
@@ -297,8 +308,8 @@ class SparqlEndpoint:
         self.limits = limits or ServeLimits()
         self.host = host
         self.port = port
-        self._backend = OxigraphProcess(nquads, read_only=engine_read_only,
-                                        timeout_s=self.limits.timeout_s + 1)
+        self.engine = Engine(nquads, read_only=engine_read_only,
+                             timeout_s=self.limits.timeout_s + 1)
         self._httpd: _GuardServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -312,7 +323,7 @@ class SparqlEndpoint:
     @property
     def backend_port(self) -> int:
         """Loopback port of the Oxigraph engine behind the guard (not for clients)."""
-        return self._backend.port
+        return self.engine.port
 
     @property
     def url(self) -> str:
@@ -322,11 +333,11 @@ class SparqlEndpoint:
 
     def start(self) -> SparqlEndpoint:
         """Start the engine, then listen (in a background thread) and return at once."""
-        self._backend.start()
+        self.engine.start()
         try:
             self._httpd = _GuardServer((self.host, self.port), self)
         except OSError as exc:
-            self._backend.stop()
+            self.engine.stop()
             from accelkb.errors import InputError
 
             raise InputError(f"cannot listen on {self.host}:{self.port}: {exc}") from None
@@ -350,7 +361,7 @@ class SparqlEndpoint:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
-        self._backend.stop()
+        self.engine.stop()
 
     def __enter__(self) -> SparqlEndpoint:
         return self.start()

@@ -116,6 +116,11 @@ class OxigraphProcess:
         self._log = Path(tempfile.gettempdir()) / "accelkb-oxigraph.log"
 
     @property
+    def pid(self) -> int | None:
+        """Process id of the running server, or ``None``."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    @property
     def url(self) -> str:
         """Base URL of the server (``/query``, ``/update`` and ``/store`` are below it)."""
         return f"http://127.0.0.1:{self.port}"
@@ -216,3 +221,97 @@ class OxigraphProcess:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+
+class Engine:
+    """The Oxigraph process behind the endpoint, replaced when a query outlives its time limit.
+
+    Oxigraph's own ``--timeout-s`` does not stop every query (an ``ORDER BY`` or a ``COUNT``
+    over a large cross product keeps running), so a query the endpoint gave up on could hold a
+    CPU and memory for as long as it likes. After such a query, :meth:`condemn` starts a fresh
+    process from the same data in the background; new queries go to it once it answers, and the
+    old process is stopped as soon as the queries still reading from it are done (the runaway
+    one has already been abandoned, so it no longer counts).
+
+    Parameters
+    ----------
+    nquads, read_only, timeout_s
+        As for :class:`OxigraphProcess`.
+    """
+
+    def __init__(self, nquads: bytes, *, read_only: bool, timeout_s: float | None) -> None:
+        self._make = lambda: OxigraphProcess(nquads, read_only=read_only, timeout_s=timeout_s)
+        self._lock = threading.Lock()
+        self._current = self._make()
+        self._inflight: dict[OxigraphProcess, int] = {}
+        self._retired: list[OxigraphProcess] = []
+        self._replacing = False
+        self._stopped = False
+        self.restarts = 0
+
+    @property
+    def port(self) -> int:
+        """Loopback port of the process that takes new queries."""
+        return self._current.port
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the process that takes new queries."""
+        return self._current.pid
+
+    def start(self) -> None:
+        """Start the first process."""
+        self._current.start()
+
+    def acquire(self) -> OxigraphProcess:
+        """The process to send one query to; pair with :meth:`release`."""
+        with self._lock:
+            proc = self._current
+            self._inflight[proc] = self._inflight.get(proc, 0) + 1
+            return proc
+
+    def release(self, proc: OxigraphProcess, *, abandoned: bool = False) -> None:
+        """The query sent to ``proc`` is done (or was given up on: ``abandoned``)."""
+        with self._lock:
+            self._inflight[proc] -= 1
+            idle = [p for p in self._retired if not self._inflight.get(p)]
+            self._retired = [p for p in self._retired if p not in idle]
+            replace = abandoned and proc is self._current and not self._replacing
+            if replace:
+                self._replacing = True
+        for old in idle:
+            old.stop()
+        if replace:
+            threading.Thread(target=self._replace, name="accelkb-engine-restart",
+                             daemon=True).start()
+
+    def _replace(self) -> None:
+        fresh = self._make()
+        try:
+            fresh.start()
+        except InputError:
+            with self._lock:
+                self._replacing = False
+            return
+        with self._lock:
+            if self._stopped:
+                self._replacing = False
+                fresh.stop()
+                return
+            old, self._current = self._current, fresh
+            self._replacing = False
+            self.restarts += 1
+            busy = bool(self._inflight.get(old))
+            if busy:
+                self._retired.append(old)
+        if not busy:
+            old.stop()
+
+    def stop(self) -> None:
+        """Stop every process."""
+        with self._lock:
+            self._stopped = True
+            procs = [self._current, *self._retired]
+            self._retired = []
+        for proc in procs:
+            proc.stop()

@@ -240,13 +240,23 @@ def test_syntax_error_is_400_with_the_engine_message(endpoint: SparqlEndpoint) -
     assert status == 400 and b"error" in body.lower()
 
 
-def test_time_limit(tight: SparqlEndpoint) -> None:
-    heavy = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }"
-    status, _, body = _http(tight, "POST", "/query", heavy, DIRECT)
+def test_time_limit_replaces_the_runaway_engine(tight: SparqlEndpoint) -> None:
+    # Oxigraph's own time limit does not stop this one: the endpoint must replace the engine.
+    runaway = "SELECT ?o WHERE { ?a ?b ?c . ?s ?p ?o } ORDER BY ?o LIMIT 1"
+    before, restarts = tight.engine.pid, tight.engine.restarts
+    assert before is not None
+    status, _, body = _http(tight, "POST", "/query", runaway, DIRECT)
     assert status == 503
     assert "time limit of 1 s" in body.decode("utf-8")
+    deadline = time.monotonic() + 90
+    while tight.engine.restarts == restarts and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert tight.engine.restarts == restarts + 1 and tight.engine.pid != before
+    while Path(f"/proc/{before}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{before}").exists()  # the runaway query's process is gone
     ok, _, _ = _http(tight, "POST", "/query", "ASK { ?s ?p ?o }", DIRECT)
-    assert ok == 200  # the endpoint still answers after a timed-out query
+    assert ok == 200  # and the endpoint answers from the fresh engine
 
 
 def test_result_size_limit(tight: SparqlEndpoint) -> None:
