@@ -22,6 +22,7 @@ copy) and :class:`OxigraphStore` (pyoxigraph, optional; ``bench/rules_bench.py``
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections.abc import Iterable, Mapping
@@ -45,6 +46,11 @@ PROV = Namespace("http://www.w3.org/ns/prov#")
 STMT_NS = loader.DATA_NS + "stmt-"
 DERIVATION_NS = loader.DATA_NS + "derivation-"
 Triple = tuple[Node, Node, Node]
+# Terms used per derivation, looked up once (DefinedNamespace attribute access is slow).
+_A, _STATEMENT, _SUBJ, _PRED, _OBJ = RDF.type, RDF.Statement, RDF.subject, RDF.predicate, RDF.object
+_DERIVATION, _ACTIVITY, _RULE = AK.Derivation, PROV.Activity, AK.rule
+_BINDING, _VAR, _VALUE = AK.binding, AK.bindingVariable, AK.bindingValue
+_USED, _GENERATED_BY = PROV.used, PROV.wasGeneratedBy
 
 
 class Store(Protocol):
@@ -71,7 +77,7 @@ class RdflibStore:
         query = rule.select_query or self._prepared.get(rule.path)
         if query is None:
             query = self._prepared[rule.path] = prepareQuery(rule.select_text)
-        result = self.dataset.query(query, initBindings=dict(bindings))
+        result = self.dataset.query(query, initBindings=dict(bindings))  # type: ignore[arg-type]
         return list(result.bindings)  # type: ignore[arg-type]
 
     def contains(self, triple: Triple) -> bool:
@@ -94,6 +100,8 @@ class OxigraphStore:
 
         self.ox = ox
         self.store = ox.Store()
+        self._cache: dict[Node, Any] = {}
+        self._nt: dict[Node, str] = {}
 
     @classmethod
     def from_dataset(cls, dataset: Dataset) -> OxigraphStore:
@@ -106,6 +114,15 @@ class OxigraphStore:
         return out
 
     def _to_ox(self, t: Node) -> Any:
+        hit = self._cache.get(t)
+        if hit is not None:
+            return hit
+        out = self._convert(t)
+        if len(self._cache) < 2_000_000:
+            self._cache[t] = out
+        return out
+
+    def _convert(self, t: Node) -> Any:
         ox = self.ox
         if isinstance(t, URIRef):
             return ox.NamedNode(str(t))
@@ -131,8 +148,8 @@ class OxigraphStore:
 
     def select(self, rule: Rule, bindings: Mapping[str, Node]) -> list[dict[Variable, Node]]:
         subs = {self.ox.Variable(k): self._to_ox(v) for k, v in bindings.items()}
-        res = self.store.query(rule.select_text, use_default_graph_as_union=True,
-                               substitutions=subs or None)
+        res: Any = self.store.query(rule.select_text, use_default_graph_as_union=True,
+                                    substitutions=subs or None)
         names = [v.value for v in res.variables]
         rows = []
         for sol in res:
@@ -149,8 +166,22 @@ class OxigraphStore:
         return any(True for _ in self.store.quads_for_pattern(s, p, o, None))
 
     def add(self, graph: URIRef, triples: Iterable[Triple]) -> None:
-        g = self.ox.NamedNode(str(graph))
-        self.store.extend(self.ox.Quad(*(self._to_ox(t) for t in tr), g) for tr in triples)
+        triples = list(triples)
+        if not triples:
+            return
+        nt = self._nt
+        lines = []
+        for tr in triples:
+            parts = []
+            for t in tr:
+                text = nt.get(t)
+                if text is None:
+                    text = nt[t] = _n3(t)
+                parts.append(text)
+            lines.append(" ".join(parts))
+        data = (" .\n".join(lines) + " .\n").encode("utf-8")
+        self.store.load(data, format=self.ox.RdfFormat.N_TRIPLES,
+                        to_graph=self.ox.NamedNode(str(graph)))
 
     def triples(self, graph: URIRef) -> list[Triple]:
         """Every triple of one named graph, as rdflib terms."""
@@ -237,15 +268,34 @@ def _h(*parts: str) -> str:
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=10).hexdigest()
 
 
+@functools.lru_cache(maxsize=1 << 18)
+def _n3(term: Node) -> str:
+    return term.n3()
+
+
+@functools.lru_cache(maxsize=1024)
+def _var_literal(name: str) -> Literal:
+    return Literal(name)
+
+
 def statement_iri(triple: Triple) -> URIRef:
     """The IRI of the rdf:Statement that stands for ``triple`` in derivation records."""
-    return URIRef(STMT_NS + _h(*(t.n3() for t in triple)))
+    return URIRef(STMT_NS + _h(*(_n3(t) for t in triple)))
 
 
-def _statement(triple: Triple) -> list[Triple]:
-    st = statement_iri(triple)
-    return [(st, RDF.type, RDF.Statement), (st, RDF.subject, triple[0]),
-            (st, RDF.predicate, triple[1]), (st, RDF.object, triple[2])]
+class _Recorder:
+    """Builds derivation records; writes each rdf:Statement's four triples once per run."""
+
+    def __init__(self) -> None:
+        self.iris: dict[Triple, URIRef] = {}
+
+    def statement(self, triple: Triple, out: list[Triple]) -> URIRef:
+        st = self.iris.get(triple)
+        if st is None:
+            st = self.iris[triple] = statement_iri(triple)
+            out += [(st, _A, _STATEMENT), (st, _SUBJ, triple[0]), (st, _PRED, triple[1]),
+                    (st, _OBJ, triple[2])]
+        return st
 
 
 def _instantiate(p: Pattern, row: Mapping[Variable, Node]) -> Triple | None:
@@ -271,30 +321,31 @@ def rule_record(rule: Rule) -> list[Triple]:
 
 
 def _derivation(rule: Rule, row: Mapping[Variable, Node], new: list[Triple],
-                store: Store) -> list[Triple]:
+                store: Store, rec: _Recorder) -> list[Triple]:
     items = sorted((str(k), v) for k, v in row.items())
-    d = URIRef(DERIVATION_NS + rule.id + "-" + _h(*(f"{k}={v.n3()}" for k, v in items)))
-    out: list[Triple] = [(d, RDF.type, AK.Derivation), (d, RDF.type, PROV.Activity),
-                         (d, AK.rule, rule.iri)]
+    d = URIRef(DERIVATION_NS + rule.id + "-" + _h(*(f"{k}={_n3(v)}" for k, v in items)))
+    items = [(k, v) for k, v in items if k in rule.recorded_vars]
+    out: list[Triple] = [(d, _A, _DERIVATION), (d, _A, _ACTIVITY), (d, _RULE, rule.iri)]
     for k, v in items:
         b = URIRef(f"{d}-{k}")
-        out += [(d, AK.binding, b), (b, RDF.type, AK.Binding),
-                (b, AK.bindingVariable, Literal(k)), (b, AK.bindingValue, v)]
+        out += [(d, _BINDING, b), (b, _VAR, _var_literal(k)), (b, _VALUE, v)]
     seen: set[Triple] = set()
     for p in rule.premises:
         t = _instantiate(p, row)
         if t is None or t in seen or (p.optional and not store.contains(t)):
             continue
         seen.add(t)
-        out += _statement(t) + [(d, PROV.used, statement_iri(t))]
+        out.append((d, _USED, rec.statement(t, out)))
     for t in new:
-        out += _statement(t) + [(statement_iri(t), PROV.wasGeneratedBy, d)]
+        out.append((rec.statement(t, out), _GENERATED_BY, d))
     return out
 
 
 def run_rule(rule: Rule, store: Store, bindings: Mapping[str, Node] | None = None,
-             record: bool = True) -> tuple[int, list[Triple], int]:
+             record: bool = True, recorder: _Recorder | None = None
+             ) -> tuple[int, list[Triple], int]:
     """Run one rule once: (solutions, new triples, derivation records added)."""
+    rec = recorder or _Recorder()
     rows = store.select(rule, bindings or {})
     new_all: list[Triple] = []
     seen: set[Triple] = set()
@@ -310,7 +361,7 @@ def run_rule(rule: Rule, store: Store, bindings: Mapping[str, Node] | None = Non
         if new:
             new_all += new
             if record:
-                records += _derivation(rule, row, new, store)
+                records += _derivation(rule, row, new, store, rec)
                 derivations += 1
     store.add(INFERRED, new_all)
     if records:
@@ -353,6 +404,7 @@ def run_fixpoint(rules: Iterable[Rule], store: Store, *, max_rounds: int = 10,
     stats = {r.id: [0, 0, 0, 0, 0.0] for r in order}
     dirty = {r.id for r in order}
     passes = 0
+    recorder = _Recorder()
     while dirty and passes < max_rounds:
         passes += 1
         for rule in order:
@@ -360,7 +412,7 @@ def run_fixpoint(rules: Iterable[Rule], store: Store, *, max_rounds: int = 10,
                 continue
             dirty.discard(rule.id)
             t0 = time.perf_counter()
-            sols, new, ders = run_rule(rule, store, bindings, record)
+            sols, new, ders = run_rule(rule, store, bindings, record, recorder)
             st = stats[rule.id]
             st[0] += 1
             st[1] += sols

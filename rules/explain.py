@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal as Lit
+from typing import Any
+from typing import Literal as Lit
 
 from pydantic import BaseModel, ConfigDict, Field
 from rdflib import RDF, RDFS, Literal, URIRef
@@ -222,7 +223,7 @@ class _Walker:
                 for u in used:
                     pt = (self.d.value(u, RDF.subject), self.d.value(u, RDF.predicate),
                           self.d.value(u, RDF.object))
-                    premises.append(self.explain(pt, depth + 1))  # type: ignore[arg-type]
+                    premises.append(self.explain(pt, depth + 1))
             src = self.d.value(rule, DCTERMS.source)
             return Explanation(**base, kind="derived", text=text, rule=str(rule),
                                rule_id=str(self.d.value(rule, AK.ruleId)), derivation=str(d),
@@ -282,8 +283,8 @@ def explain(kb: KnowledgeBase, fact: URIRef | str | Sequence[Node], *,
     >>> report = infer(kb, "gpt3-175b-training", "ipu-pod64")
     >>> finding = next(f for f in report.findings if f.rule == "memory-capacity-bound")
     >>> print(explain(kb, finding.iri).text)  # doctest: +NORMALIZE_WHITESPACE
-    IPU-POD64 is memory-capacity bound for GPT-3 175B training (300B tokens, batch 1536 x 2048)
-    because model state 2.8 TB > 57.6 GB of aggregate SRAM + HBM over 64 chips
+    Graphcore IPU-POD64 is memory-capacity bound for GPT-3 175B training because model state
+    2.8 TB > 57.6 GB of aggregate SRAM + HBM over 64 chips
     """
     walker = _Walker(kb, max_depth)
     if isinstance(fact, str | URIRef):

@@ -8,6 +8,7 @@ derivations graphs either way, so ``kb.query`` and :func:`accelkb.rules.explain`
 from __future__ import annotations
 
 import time
+from typing import Any
 from typing import Literal as Lit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,8 +24,9 @@ from .explain import explain
 from .parse import Rule, RuleFileError, load_rules
 
 StoreName = Lit["auto", "oxigraph", "rdflib"]
-_STATUS = {AK.PreconditionMet: "met", AK.PreconditionUnmet: "unmet",
-           AK.PreconditionUnknown: "unknown"}
+Status = Lit["met", "unmet", "unknown"]
+_STATUS: dict[Any, Status] = {AK.PreconditionMet: "met", AK.PreconditionUnmet: "unmet",
+                              AK.PreconditionUnknown: "unknown"}
 
 
 class CandidateResult(BaseModel):
@@ -68,6 +70,10 @@ class InferenceReport(BaseModel):
     fixpoint: FixpointReport = Field(description="engine statistics")
     inferred_triples: int = Field(description="triples in the inferred graph afterwards")
     derivation_triples: int = Field(description="triples in the derivations graph afterwards")
+
+
+def _rows(kb: KnowledgeBase, name: str, bindings: dict[str, Any]) -> Any:
+    return kb.query(stored_query(name), bindings)
 
 
 def check_sources(kb: KnowledgeBase, rules: dict[str, Rule]) -> None:
@@ -168,8 +174,9 @@ def infer(kb: KnowledgeBase, workload: str | URIRef, system: str | URIRef,
     node = assert_estimate(kb, est)
     report, name = run_rules(kb, store=store, max_rounds=max_rounds)
     findings = []
-    for row in kb.query(stored_query("rules_findings"), {"e": node}):
-        f = row.finding  # type: ignore[union-attr]
+    rows: Any = kb.query(stored_query("rules_findings"), {"e": node})
+    for row in rows:
+        f = row.finding
         cands = [CandidateResult(
             iri=str(c.candidate), optimization=str(c.optimization),
             label=str(c.label or c.optimization), status=_STATUS.get(c.status, "unknown"),
@@ -177,11 +184,11 @@ def infer(kb: KnowledgeBase, workload: str | URIRef, system: str | URIRef,
             note=str(c.note) if c.note else None,
             score=float(c.score) if c.score is not None else None,
             rank=int(float(c.rank)) if c.rank is not None else None)
-            for c in kb.query(stored_query("rules_candidates"), {"finding": f})]
+            for c in _rows(kb, "rules_candidates", {"finding": f})]
         findings.append(FindingResult(
-            iri=str(f), bottleneck=str(row.bottleneck),  # type: ignore[union-attr]
-            label=str(row.label or row.bottleneck),  # type: ignore[union-attr]
-            rule=str(row.rule) if row.rule else None,  # type: ignore[union-attr]
+            iri=str(f), bottleneck=str(row.bottleneck),
+            label=str(row.label or row.bottleneck),
+            rule=str(row.rule) if row.rule else None,
             explanation=explain(kb, f, max_depth=0).text, candidates=cands))
     del started
     return InferenceReport(

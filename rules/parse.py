@@ -92,6 +92,9 @@ class Rule(BaseModel):
     premises: tuple[Pattern, ...] = Field(description="triple patterns of the WHERE part whose "
                                           "instances are recorded as premises")
     reads_any: bool = Field(default=False, description="a pattern has a variable predicate")
+    recorded_vars: frozenset[str] = Field(description="variables whose bindings derivation "
+                                          "records keep: those of the template and the "
+                                          "explanation (the rest are in the premises)")
     select_query: Any = Field(default=None, exclude=True, repr=False,
                               description="the WHERE part as a prepared rdflib SELECT query")
     typed_reads: frozenset[tuple[Any, Any]] = Field(description="(subject class or None, term) "
@@ -160,7 +163,7 @@ def _as_select(construct: Query) -> Query:
 def _walk_terms(node: Any) -> Iterator[Any]:
     if isinstance(node, URIRef | BNode):
         yield node
-    elif isinstance(node, CompValue) or isinstance(node, dict):
+    elif isinstance(node, CompValue | dict):
         for v in node.values():
             yield from _walk_terms(v)
     elif isinstance(node, list | tuple | set | frozenset):
@@ -250,7 +253,7 @@ def _path_terms(path: Any) -> set[URIRef]:
 def _read_terms(triples: Iterable[tuple[Any, Any, Any, bool]]) -> tuple[set[URIRef], bool]:
     terms: set[URIRef] = set()
     anyp = False
-    for s, p, o, _ in triples:
+    for _s, p, o, _ in triples:
         if isinstance(p, Variable):
             anyp = True
         elif p == RDF.type:
@@ -380,6 +383,10 @@ def parse_rule(text: str, path: str) -> tuple[Rule | None, list[str]]:
                 writes=frozenset(writes), source=source, path=path, select_text=select,
                 template=tuple(template), premises=premises, reads_any=reads_any,
                 select_query=_as_select(construct),
+                recorded_vars=frozenset(
+                    {str(t) for pat in template for t in (pat.s, pat.p, pat.o)
+                     if isinstance(t, Variable)}
+                    | set(re.findall(r"\?(\w+)", head["explanation"]))),
                 typed_reads=typed_terms(pattern),
                 typed_writes=typed_terms((p.s, p.p, p.o) for p in template))
     return rule, []

@@ -14,8 +14,14 @@ from rdflib import RDF, Dataset, Graph, URIRef
 from rdflib.compare import isomorphic
 
 from accelkb.ontology.kb import ASSERTED, DERIVATIONS, INFERRED
-from accelkb.rules.engine import (PROV, OxigraphStore, RdflibStore, dependency_order,
-                                  run_fixpoint, statement_iri)
+from accelkb.rules.engine import (
+    PROV,
+    OxigraphStore,
+    RdflibStore,
+    dependency_order,
+    run_fixpoint,
+    statement_iri,
+)
 from accelkb.rules.parse import RuleFileError, load_rules, parse_rule, rule_files
 
 TESTS = Path(__file__).resolve().parent
@@ -63,7 +69,7 @@ def _reference() -> tuple[Graph, OxigraphStore]:
     return _run(sorted(load_rules()))
 
 
-def _graph(triples: list) -> Graph:  # type: ignore[type-arg]
+def _graph(triples: list[Any]) -> Graph:
     g = Graph()
     for t in triples:
         g.add(t)

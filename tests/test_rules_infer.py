@@ -10,7 +10,7 @@ import pytest
 from accelkb.cli import main
 from accelkb.errors import UnknownNameError
 from accelkb.ontology.kb import DERIVATIONS, INFERRED, KnowledgeBase
-from accelkb.rules import InferenceReport, explain, infer
+from accelkb.rules import FindingResult, InferenceReport, explain, infer
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def groq(rkb: KnowledgeBase) -> InferenceReport:
     return infer(rkb, "llama2-70b-decode", "groq-576")
 
 
-def _finding(report: InferenceReport, rule: str):  # type: ignore[no-untyped-def]
+def _finding(report: InferenceReport, rule: str) -> FindingResult:
     return next(f for f in report.findings if f.rule == rule)
 
 
