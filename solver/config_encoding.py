@@ -47,7 +47,7 @@ class Encoding:
 
     inst: Instance
     active: frozenset[str]
-    solver: z3.Solver = field(default_factory=z3.Solver)
+    solver: z3.Solver = field(default_factory=lambda: z3.SolverFor("QF_LIA"))  # linear only
     v: dict[str, z3.ArithRef] = field(default_factory=dict)
     track: dict[str, str] = field(default_factory=dict)
     _lits: dict[tuple[str, int], z3.BoolRef] = field(default_factory=dict)
