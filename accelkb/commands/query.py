@@ -25,6 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output format (json = SPARQL 1.1 Query Results JSON)")
     parser.add_argument("--data", action="append", default=[], metavar="EXTRA.ttl",
                         help="extra Turtle/TriG file to load (repeatable)")
+    parser.add_argument("--store", metavar="URL",
+                        help="sparql+http://host:port/...: write the knowledge to that SPARQL 1.1 "
+                        "server and run the query there")
+    parser.add_argument("--no-write", action="store_true",
+                        help="with --store: query what the server already holds")
 
 
 def _query_text(args: argparse.Namespace) -> str:
@@ -44,7 +49,13 @@ def _query_text(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     text = _query_text(args)
-    kb = KnowledgeBase(args.data)
-    result = kb.query(text)
+    if args.no_write and not args.store:
+        raise InputError("expected --no-write together with --store URL, got it alone")
+    if args.store:
+        from accelkb.store import query_store
+
+        result = query_store(args.store, text, args.data, write=not args.no_write)
+    else:
+        result = KnowledgeBase(args.data).query(text)
     sys.stdout.write(render_result(result, args.format))
     return 0
