@@ -76,6 +76,8 @@ def test_query_with_user_data(capsys: pytest.CaptureFixture[str], data_dir: Path
     (["query", "--file", "/nonexistent/q.rq"], "no such query file"),
     (["query", "--format", "xml", "ASK {}"], "invalid choice"),
     (["validate", "/nonexistent/x.ttl"], "no such file"),
+    (["query", "--no-write", "ASK {}"], "expected --no-write together with --store"),
+    (["query", "--store", "http://127.0.0.1:1/q", "ASK {}"], "expected a store URL like sparql+http://"),
 ])
 def test_bad_input_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
     code, _, err = run(capsys, *argv)
