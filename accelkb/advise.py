@@ -23,7 +23,7 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
 from accelkb import advise_parts as parts
-from accelkb import advise_schedule
+from accelkb import advise_schedule, advise_solver
 from accelkb import findings as find
 from accelkb.advice import Advice, Recommendation
 from accelkb.errors import InputError
@@ -132,6 +132,10 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         elif note and not rec.solver_check:
             rec = rec.model_copy(update={"solver_check": f"rules: {note}"})
         recs.append(rec)
+    say("asking the Z3 configuration solver for the best layout")
+    solver_rec, solver_note = advise_solver.solver_recommendation(model, spec, system, cfg, base, goal)
+    if solver_rec is not None:
+        recs.append(solver_rec)
     order = {"recommended": 0, "no-gain": 1, "already-applied": 2, "blocked": 3, "not-modelled": 4}
     recs.sort(key=lambda r: (order[r.status], -(r.speedup or 0.0), r.optimization))
     say("quantifying hardware what-ifs")
@@ -170,7 +174,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         answer=answer, baseline=est, baseline_note=base_note,
         findings=[f.finding for f in findings], recommendations=recs, what_ifs=whatifs,
         comparisons=comparisons, scaling=scaling, schedules=schedules, facts=facts, sources=sources,
-        assumptions=find.assumptions(spec, cfg, phase),
+        assumptions=[*find.assumptions(spec, cfg, phase), solver_note],
         measured=[m[0] for m in measured], seconds=time.perf_counter() - started)
     assert_advice(kb, advice, sys_iri, wl["iri"])
     return advice

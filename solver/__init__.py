@@ -1,6 +1,8 @@
 """accelkb.solver"""
 
+from accelkb.solver.config_api import configure
+from accelkb.solver.config_model import ConfigResult
 from accelkb.solver.schedule_api import collective_seconds, schedule
 from accelkb.solver.schedule_model import ScheduleResult, Status
 
-__all__ = ["collective_seconds", "schedule", "ScheduleResult", "Status"]
+__all__ = ["configure", "ConfigResult", "collective_seconds", "schedule", "ScheduleResult", "Status"]

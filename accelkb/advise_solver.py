@@ -1,0 +1,70 @@
+"""The configuration solver's view for a report: the Z3-proven best layout under the same
+constraints, re-estimated by the performance model, as a recommendation when it beats the
+baseline (:func:`accelkb.solver.configure`)."""
+
+from __future__ import annotations
+
+from accelkb.advice import Recommendation
+from accelkb.advise_parts import as_estimate, estimate, key_time
+from accelkb.errors import InputError
+from accelkb.perf import (
+    InferenceConfig,
+    InferenceEstimate,
+    ModelSpec,
+    SystemSpec,
+    TrainingConfig,
+    TrainingEstimate,
+)
+
+#: Solver time inside one advise run; a timeout gives FEASIBLE (best so far), never "infeasible".
+TIMEOUT_S = 8.0
+_OBJECTIVE = {"time": "time", "latency": "time", "throughput": "throughput", "energy": "energy",
+              "cost": "time"}
+
+
+def solver_recommendation(model: ModelSpec, system: SystemSpec, system_name: str,
+                          cfg: TrainingConfig | InferenceConfig,
+                          base: TrainingEstimate | InferenceEstimate, goal: str
+                          ) -> tuple[Recommendation | None, str]:
+    """(a recommendation if the solver's layout is faster, a one-line summary of what it said)."""
+    try:
+        from accelkb.solver import configure
+    except ImportError:
+        return None, "configuration solver not installed"
+    if not isinstance(cfg, TrainingConfig):
+        return None, "configuration solver used for training layouts only in reports"
+    try:
+        res = configure(model=model.name, system=system_name, phase="training", chips=system.chips,
+                        global_batch=cfg.global_batch, objective=_OBJECTIVE.get(goal, "time"),
+                        timeout_s=TIMEOUT_S)
+    except InputError as exc:
+        return None, f"configuration solver: {str(exc).splitlines()[0]}"
+    status = res.status.value
+    if res.best is None:
+        why = "; ".join(r.text for r in res.explanation[:2]) if res.explanation else res.message
+        return None, f"Z3 configuration solver: {status}: {why}"[:400]
+    lay = res.best.layout
+    new = TrainingConfig.model_validate({
+        **cfg.model_dump(), "tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "micro_batch": lay.micro_batch,
+        "interleave": lay.interleave, "recompute": lay.recompute,
+        "sequence_parallel": lay.sequence_parallel, "zero": lay.zero,
+        "offload_optimizer": lay.offload_optimizer,
+        "precision": lay.precision if lay.precision in ("fp32", "tf32", "fp16", "bf16", "fp8")
+        else cfg.precision})
+    try:
+        after = estimate(model, system, new)
+    except InputError as exc:
+        return None, f"Z3 configuration solver: {status}, but its layout failed re-estimation: {exc}"
+    speedup = key_time(base) / key_time(after)
+    summary = (f"Z3 configuration solver: {status} over {res.feasible_count} feasible layouts in "
+               f"{res.solve_time_s:.1f} s; best {lay.text()} ({speedup:.3f}x the baseline)")
+    if speedup <= 1.005:
+        return None, summary
+    changed = {k: v for k, v in new.model_dump().items() if cfg.model_dump().get(k) != v}
+    rec = Recommendation(
+        optimization="solver-optimal-layout", label="layout chosen by the Z3 configuration solver",
+        mitigates=[], status="recommended", speedup=speedup, before=as_estimate(base),
+        after=as_estimate(after), configuration_change=changed, solver_check=summary,
+        derivation=[summary, f"constraints encoded: {len(res.constraints_used)} declared "
+                    "constraints of the knowledge base, tracked by IRI"])
+    return rec, summary
