@@ -31,7 +31,7 @@ def _time_limit(chips: int, collective: str, default: float | None) -> float:
         return default
     if chips <= 72:
         return 10.0
-    return 150.0 if collective == "alltoall" and chips > 256 else 50.0
+    return 300.0 if collective == "alltoall" and chips > 256 else 50.0
 
 
 def main(argv: list[str] | None = None) -> int:
