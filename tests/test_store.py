@@ -85,7 +85,9 @@ def test_counts_query_is_the_same_on_both_engines(store: RemoteStore, kb: Knowle
 def test_graph_clause_sees_accelkb_graphs_only(store: RemoteStore) -> None:
     names = store.query("SELECT DISTINCT ?g { GRAPH ?g { ?s ?p ?o } }")
     graphs = {str(r[0]) for r in names}  # type: ignore[index]
-    assert graphs == {str(ASSERTED)}
+    # Other tests share the session knowledge base and may have filled the inferred and results
+    # graphs; what matters is that no graph outside accelkb's own is visible.
+    assert str(ASSERTED) in graphs and graphs <= {str(g) for g in GRAPHS}
     assert not store.query("ASK { <urn:x-test:fake-chip> ?p ?o }").askAnswer
 
 
