@@ -169,6 +169,8 @@ class OxigraphStore:
         triples = list(triples)
         if not triples:
             return
+        if len(self._nt) > 500_000:  # bound memory; the cache only saves n3() calls
+            self._nt.clear()
         nt = self._nt
         lines = []
         for tr in triples:
@@ -292,6 +294,8 @@ class _Recorder:
     def statement(self, triple: Triple, out: list[Triple]) -> URIRef:
         st = self.iris.get(triple)
         if st is None:
+            if len(self.iris) > 1_000_000:  # bound memory; re-adding a statement is harmless
+                self.iris.clear()
             st = self.iris[triple] = statement_iri(triple)
             out += [(st, _A, _STATEMENT), (st, _SUBJ, triple[0]), (st, _PRED, triple[1]),
                     (st, _OBJ, triple[2])]
