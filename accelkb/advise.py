@@ -132,6 +132,9 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         elif note and not rec.solver_check:
             rec = rec.model_copy(update={"solver_check": f"rules: {note}"})
         recs.append(rec)
+    check = advise_solver.constraint_checker(model, spec, system, cfg)
+    if check is not None:
+        recs = [_constraint_checked(r, check, cfg) for r in recs]
     say("asking the Z3 configuration solver for the best layout")
     solver_rec, solver_note = advise_solver.solver_recommendation(model, spec, system, cfg, base, goal)
     if solver_rec is not None:
@@ -178,6 +181,18 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         measured=[m[0] for m in measured], seconds=time.perf_counter() - started)
     assert_advice(kb, advice, sys_iri, wl["iri"])
     return advice
+
+
+def _constraint_checked(rec: Recommendation, check: Any, cfg: Any) -> Recommendation:
+    """Block a checked candidate whose layout breaks a declared constraint (the solver's checker)."""
+    if rec.status not in ("recommended", "no-gain") or not rec.configuration_change:
+        return rec
+    broken = check(type(cfg).model_validate({**cfg.model_dump(), **rec.configuration_change}))
+    if broken:
+        return rec.model_copy(update={"status": "blocked", "blocked_by": "; ".join(broken)[:400]})
+    note = "layout meets every declared constraint (configuration solver's checker)"
+    return rec.model_copy(update={"solver_check": f"{rec.solver_check}; {note}" if rec.solver_check
+                                  else note})
 
 
 def _network_scheduling(kb: KnowledgeBase) -> set[str]:

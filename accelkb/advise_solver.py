@@ -4,6 +4,8 @@ baseline (:func:`accelkb.solver.configure`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from accelkb.advice import Recommendation
 from accelkb.advise_parts import as_estimate, estimate, key_time
 from accelkb.errors import InputError
@@ -68,3 +70,36 @@ def solver_recommendation(model: ModelSpec, system: SystemSpec, system_name: str
         derivation=[summary, f"constraints encoded: {len(res.constraints_used)} declared "
                     "constraints of the knowledge base, tracked by IRI"])
     return rec, summary
+
+
+def constraint_checker(model: ModelSpec, system: SystemSpec, system_name: str,
+                       cfg: TrainingConfig | InferenceConfig
+                       ) -> Callable[[TrainingConfig | InferenceConfig], list[str]] | None:
+    """A function listing the declared constraints a layout breaks (the solver's own checker,
+    without Z3), or None when the solver cannot build an instance for this pair."""
+    if not isinstance(cfg, TrainingConfig):
+        return None
+    try:
+        from accelkb.solver.config_check import check_layout
+        from accelkb.solver.config_instance import build_instance
+        from accelkb.solver.config_model import ConfigRequest, Layout
+
+        inst = build_instance(ConfigRequest(model=model.name, system=system_name, phase="training",
+                                            chips=system.chips, global_batch=cfg.global_batch))
+    except (ImportError, InputError, ValueError):
+        return None
+
+    def check(c: TrainingConfig | InferenceConfig) -> list[str]:
+        if not isinstance(c, TrainingConfig):
+            return []
+        lay = Layout(tp=c.tp, pp=c.pp, dp=c.dp or system.chips // (c.tp * c.pp),
+                     micro_batch=c.micro_batch, interleave=c.interleave, recompute=c.recompute,
+                     sequence_parallel=c.sequence_parallel, zero=c.zero, precision=c.precision,
+                     offload_optimizer=c.offload_optimizer)
+        out = []
+        for key, msg in check_layout(inst, lay):
+            info = inst.constraints.get(key)
+            out.append(f"{info.title if info else key} ({info.iri if info else key}): {msg}")
+        return out
+
+    return check
