@@ -170,7 +170,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     cited = [f.source for f in facts] + [m[1] for m in measured]
     sources = source_refs(kb, cited)
     est = parts.as_estimate(base)
-    answer = find.answer_text(system, workload, phase, est, findings, recs, whatifs, spec.chips)
+    answer = find.answer_text(system, workload, phase, est, findings, recs, whatifs, spec.chips,
+                              scaling)
     advice = Advice(
         question=question or f"How can {workload} run faster on {system}?",
         system=system, workload=workload, phase=phase, goal=goal, chips=spec.chips,

@@ -269,14 +269,22 @@ def scaling(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt: 
 
 
 def scaling_counts(system: SystemSpec, phase: str, model: ModelSpec, chips: int) -> list[int]:
-    """Chip counts for the scaling curve: multiples of the fastest group up to 2x the system."""
+    """Chip counts for the scaling curve: powers of two of the fastest group and multiples of the
+    next level's group (racks, nodes) up to 2x the system, at most 12 points, the system's own
+    size always included."""
     group = system.levels[0].group_chips
-    counts = set()
+    counts = {chips}
     n = group
     while n <= max(2 * chips, group):
         counts.add(n)
         n *= 2
-    counts.add(chips)
+    if len(system.levels) > 1:
+        step = system.levels[1].group_chips
+        counts.update(range(step, 2 * chips + 1, step))
     if phase != "training":  # inference: stages must not outnumber layers
         counts = {c for c in counts if c // max(1, min(group, model.heads)) <= model.layers}
-    return sorted(counts)[:10]
+    ordered = sorted(counts)
+    if len(ordered) > 12:  # keep both ends and spread the rest
+        idx = {round(i * (len(ordered) - 1) / 11) for i in range(12)}
+        ordered = sorted({ordered[i] for i in idx} | {chips})
+    return ordered

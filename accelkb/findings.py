@@ -13,7 +13,7 @@ from typing import Any
 
 from rdflib import URIRef
 
-from accelkb.advice import Estimate, Finding, Recommendation, WhatIf
+from accelkb.advice import Estimate, Finding, Recommendation, ScalingPoint, WhatIf
 from accelkb.kbfacts import local
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.perf import InferenceEstimate, ModelSpec, SystemSpec, TrainingEstimate
@@ -188,8 +188,27 @@ def assumptions(spec: SystemSpec, cfg: Any, phase: str) -> list[str]:
     return out
 
 
+def _scaling_sentence(scaling: list[ScalingPoint]) -> str:
+    fits = [p for p in scaling if p.time_s is not None and p.tokens_per_s_per_user]
+    if len(fits) < 2:
+        return ""
+    best = max(fits, key=lambda p: p.tokens_per_s_per_user or 0.0)
+    last = fits[-1]
+    misses = [p.chips for p in scaling if p.time_s is None and p.chips < fits[0].chips]
+    start = (f"of the chip counts tried, the weights first fit on {fits[0].chips}" if misses
+             else f"measured from {fits[0].chips} chips")
+    change = (last.tokens_per_s_per_user or 0.0) / (best.tokens_per_s_per_user or 1.0) - 1
+    if best.chips == last.chips or change > -0.01:
+        return (f"Strong scaling: {start}; per-user speed is {best.tokens_per_s_per_user:.0f} "
+                f"tokens/s at best ({best.chips} chips) and does not fall up to {last.chips} chips.")
+    return (f"Strong scaling: {start}; per-user speed peaks at {best.chips} chips "
+            f"({best.tokens_per_s_per_user:.0f} tokens/s) and is {100 * change:+.0f} % at "
+            f"{last.chips} chips, where extra pipeline hops outweigh the extra chips.")
+
+
 def answer_text(system: str, workload: str, phase: str, est: Estimate, found: list[Found],
-                recs: list[Recommendation], whatifs: list[WhatIf], chips: int) -> str:
+                recs: list[Recommendation], whatifs: list[WhatIf], chips: int,
+                scaling: list[ScalingPoint] | None = None) -> str:
     """Three to five sentences with the numbers, written from the data only."""
     if phase == "training":
         first = (f"On {chips} chips of {system}, the best default layout trains {workload} at "
@@ -202,6 +221,8 @@ def answer_text(system: str, workload: str, phase: str, est: Estimate, found: li
                  f"({est.time_s * 1e3:.3g} ms per token, {est.bound or 'mixed'}-bound), time to first "
                  f"token {1e3 * (est.ttft_s or 0):.0f} ms")
     sentences = [first + "."]
+    if phase != "training" and scaling and (line := _scaling_sentence(scaling)):
+        sentences.append(line)
     if found:
         top = ", ".join(f"{f.finding.label} ({100 * f.finding.share_of_time:.0f} % of the time)"
                         if f.finding.share_of_time else f.finding.label for f in found[:3])

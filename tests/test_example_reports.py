@@ -90,6 +90,7 @@ def test_q3_groq_strong_scaling(q3: Advice) -> None:
     misses = [p.chips for p in q3.scaling if p.time_s is None]
     # 70B INT8 weights (~69 GB) do not fit a few racks of 230 MB chips; 576 chips do.
     assert 576 in fits and misses and max(misses) < min(fits)
+    assert "Strong scaling" in q3.answer and f"first fit on {min(fits)}" in q3.answer
     (sched,) = q3.schedules
     assert sched.status == "OPTIMAL" and sched.makespan_steps == sched.lower_bound_steps
     assert sched.dynamic_makespan_steps and sched.dynamic_makespan_steps > sched.makespan_steps
