@@ -120,6 +120,12 @@ def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
         seq_per_s = gbs / est.step_time_s
         by_round.setdefault(r["mlperf_round"], {})[name] = (
             float(r["time_to_train_minutes"]), 1.0 / seq_per_s)
+    _ratio_rows(res, by_round)
+    return res
+
+
+def _ratio_rows(res: FileResult, by_round: dict[str, dict[str, tuple[float, float]]]) -> None:
+    """Rows of IPU-POD / DGX A100 ratios (measured time-to-train vs predicted time per sample)."""
     for rnd, d in sorted(by_round.items()):
         if "dgx-a100" not in d:
             continue
@@ -127,7 +133,6 @@ def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
             if name in d:
                 res.rows.append(Row(f"{rnd} {name} / dgx-a100", d[name][0] / d["dgx-a100"][0],
                                     d[name][1] / d["dgx-a100"][1]))
-    return res
 
 
 POWER = "llm_inference_bench_argonne_power.csv"
@@ -190,13 +195,7 @@ def check_mlperf_resnet(systems: SystemResolver, cal: Calibration) -> FileResult
             continue
         by_round.setdefault(r["mlperf_round"], {})[name] = (
             float(r["time_to_train_minutes"]), 1.0 / est.samples_per_s)
-    for rnd, d in sorted(by_round.items()):
-        if "dgx-a100" not in d:
-            continue
-        for name in ("ipu-pod16", "ipu-pod64"):
-            if name in d:
-                res.rows.append(Row(f"{rnd} {name} / dgx-a100", d[name][0] / d["dgx-a100"][0],
-                                    d[name][1] / d["dgx-a100"][1]))
+    _ratio_rows(res, by_round)
     return res
 
 
