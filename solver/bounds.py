@@ -12,7 +12,23 @@ per step, copies free, combining free). :func:`lower_bounds` returns all of them
 - ``ball`` (allgather): by step ``s`` chip ``v`` can hold only chunks of chips within distance
   ``s``, and gains at most its in-units per step.
 - ``total_hops`` (alltoall): the sum of shortest distances over the total link capacity.
-- ``transfers`` (allreduce): each chunk needs ``2(n-1)`` transfers in total.
+- ``transfers`` (allreduce): each chunk needs ``2(n-1)`` transfers in total. A schedule replayed
+  one transfer at a time (in any order within a step) is a one-way gossip scheme: a received
+  partial sum tells the receiver at most the contributions it contains, and a receiver that ends
+  complete knows every contribution. One-way gossip among ``n`` persons needs ``2n-2`` calls:
+  up to the first call that makes someone (``w``) know everything, each of the other ``n-1``
+  ranks must have sent once (their contributions reach ``w``); after it, each of the other
+  ``n-1`` ranks must still receive once. Switch vertices only add calls.
+- ``send_latency`` / ``receive_latency`` (allreduce), for a set ``S`` of chips holding at least
+  one rank with a rank outside: every chunk must cross out of ``S`` at least once (the
+  contributions of ``S`` must leave), and at most ``out(S)`` first crossings fit in a step, so
+  some chunk first crosses at step ``f >= ceil(c/out(S)) - 1``; every crossing of that chunk is at
+  step ``>= f``, so rank ``w`` outside ``S`` completes it no earlier than ``f + dist(S, w)``.
+  Symmetrically every chunk must cross into ``S``; the last crossings of the ``c`` chunks sit in
+  distinct (step, unit link) slots, so some last crossing is at step
+  ``l <= T - ceil(c/in(S))``; it is last, so every rank ``w`` outside has already been carried
+  in: ``l >= dist(w, S) - 1``. Hence ``T >= ceil(c/in(S)) + dist(w, S) - 1``. On a switch with
+  one link per chip this is ``c + 1``.
 - ``lp`` (alltoall, small n): minimum time of a fractional multicommodity flow (Z3 Optimize over
   reals), aggregated per source.
 """
@@ -106,6 +122,26 @@ def ball_bound(topo: Topology, chunks: int, dist: list[list[int]]) -> int:
     return worst
 
 
+def _latency_bounds(topo: Topology, chunks: int, dist: list[list[int]],
+                    sets: list[frozenset[int]]) -> tuple[float, float]:
+    """Allreduce ``send_latency`` and ``receive_latency`` bounds (module docstring) over the
+    single ranks and ``sets`` (each holding a rank and leaving one out)."""
+    n = topo.endpoints
+    send = recv = 0.0
+    for s in [frozenset([v]) for v in range(n)] + list(sets):
+        outside = [w for w in range(n) if w not in s]
+        if not outside:
+            continue
+        out_cap, in_cap = _cap_out(topo, s), _cap_into(topo, s)
+        if out_cap:
+            far = max(min(dist[u][w] for u in s) for w in outside)
+            send = max(send, math.ceil(chunks / out_cap) - 1 + far)
+        if in_cap:
+            far = max(min(dist[w][u] for u in s) for w in outside)
+            recv = max(recv, math.ceil(chunks / in_cap) + far - 1)
+    return float(send), float(recv)
+
+
 def alltoall_lp_bound(topo: Topology, time_limit_s: float = 3.0) -> float | None:
     """Fractional multicommodity-flow time for alltoall; None beyond LP_MAX_CHIPS or on timeout."""
     ranks = topo.endpoints
@@ -174,6 +210,8 @@ def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool 
         vals["transfers"] = 2 * chunks * (n - 1) / topo.unit_links
         vals["cut"] = max([chunks / max(min(_cap_into(topo, s), _cap_out(topo, s)), 1e-9)
                            for s in sets] + [0.0])
+        send, recv = _latency_bounds(topo, chunks, dist, sets)
+        vals["send_latency"], vals["receive_latency"] = send, recv
     elif collective in ("alltoall", "traffic"):
         if demand is None:
             demand = {(s, d): chunks for s in range(n) for d in range(n) if s != d}

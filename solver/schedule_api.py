@@ -22,6 +22,7 @@ from pathlib import Path
 from accelkb.errors import InputError
 from accelkb.solver import schedule_encoding as enc
 from accelkb.solver.bounds import all_distances, lower_bounds
+from accelkb.solver.schedule_allreduce import ring_allreduce, switch_allreduce
 from accelkb.solver.schedule_decompose import compose_allreduce, prune_relays, rounds
 from accelkb.solver.schedule_greedy import (
     Budget,
@@ -131,6 +132,14 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
     """
     topo, n, c = inst.topology, inst.n, inst.chunks
     ids = inst.chunk_ids()
+    for build, label in ((ring_allreduce, "ring: every chunk reduced to a root edge/vertex and "
+                          "broadcast back, rotations pipelined"),
+                         (switch_allreduce, "switch: add at the switch, return the sums")):
+        got = build(topo, c)
+        if got is not None:
+            best.offer(got[0], got[1], label)
+    if best.done:
+        return
     if c % n == 0:
         half = time.monotonic() + (deadline - time.monotonic()) / 2
         rs_i = Instance(topo, "reduce_scatter", c // n)

@@ -1,0 +1,102 @@
+"""Allreduce constructions that meet the lower bounds on rings and switches.
+
+- :func:`ring_allreduce`: every chunk is reduced towards a root and broadcast back from it: a
+  root *edge* ``(r, r+1)`` on an even ring (both ends swap their halves' sums, then each
+  broadcasts into its half), a root *vertex* ``r`` on an odd ring. In every step one chunk uses
+  exactly one clockwise and one counter-clockwise link, at positions that shift with its root,
+  so the ``n`` rotations of one chunk's schedule use every link exactly once per step: ``n``
+  chunks (per unit of link multiplicity) finish in ``n-1`` steps, which is the ``transfers``
+  and ``receive_latency`` bound for ``c = n``.
+- :func:`switch_allreduce`: chips on one switch vertex with ``m`` unit links each way: in step
+  ``t`` every chip sends chunks ``t*m .. t*m+m-1`` to the switch, which adds them and returns
+  the sums in step ``t+1``: ``ceil(c/m) + 1`` steps, the ``receive_latency`` bound.
+
+Both return ``None`` when the topology is not of their shape. Chunks are ``(0, j)``.
+"""
+
+from __future__ import annotations
+
+from accelkb.solver.schedule_model import TransferT
+from accelkb.solver.topology import Topology
+
+
+def ring_order(topo: Topology) -> tuple[list[int], int] | None:
+    """The cyclic order of a bidirectional ring (every link with the same multiplicity ``m``)
+    and ``m``; None when the topology is no such ring."""
+    n = topo.n
+    if topo.endpoints != n or n < 3:
+        return None
+    mult = set(topo.links.values())
+    if len(mult) != 1 or len(topo.links) != 2 * n:
+        return None
+    out = topo.out_neighbors()
+    if any(len(out[v]) != 2 for v in range(n)):
+        return None
+    if any((v, u) not in topo.links for u, v in topo.links):
+        return None
+    order, prev, cur = [0], -1, 0
+    while True:
+        nxt = out[cur][0] if out[cur][0] != prev else out[cur][1]
+        if nxt == 0:
+            break
+        order.append(nxt)
+        prev, cur = cur, nxt
+        if len(order) > n:
+            return None
+    if len(order) != n:
+        return None
+    return order, next(iter(mult))
+
+
+def _one_chunk(n: int, r: int) -> list[tuple[int, int, int]]:
+    """``(step, from position, to position)`` of one chunk rooted at position ``r``."""
+    out: list[tuple[int, int, int]] = []
+    steps = n - 1
+    # clockwise link leaves position r-h+s; counter-clockwise leaves r+1+h-s (even, edge
+    # root) or r+h-s (odd, vertex root) -- see the module docstring
+    h = n // 2 - 1 if n % 2 == 0 else (n - 1) // 2
+    ccw0 = r + 1 + h if n % 2 == 0 else r + h
+    for s in range(steps):
+        cw = (r - h + s) % n
+        ccw = (ccw0 - s) % n
+        out.append((s, cw, (cw + 1) % n))
+        out.append((s, ccw, (ccw - 1) % n))
+    return out
+
+
+def ring_allreduce(topo: Topology, chunks: int) -> tuple[int, list[TransferT]] | None:
+    """Root-pipelined allreduce on a ring (module docstring); None if ``topo`` is no ring."""
+    found = ring_order(topo)
+    if found is None:
+        return None
+    order, m = found
+    n = len(order)
+    per_wave = n * m
+    trs: list[TransferT] = []
+    waves = -(-chunks // per_wave)
+    for j in range(chunks):
+        wave, r = divmod(j, per_wave)
+        base = wave * (n - 1)
+        for s, a, b in _one_chunk(n, r % n):
+            trs.append((base + s, order[a], order[b], (0, j)))
+    return waves * (n - 1), trs
+
+
+def switch_allreduce(topo: Topology, chunks: int) -> tuple[int, list[TransferT]] | None:
+    """Add-and-return through one switch vertex (module docstring); None otherwise."""
+    n = topo.endpoints
+    if topo.n != n + 1:
+        return None
+    hub = n
+    mult = {topo.links.get((v, hub), 0) for v in range(n)} | \
+        {topo.links.get((hub, v), 0) for v in range(n)}
+    if len(mult) != 1 or 0 in mult or len(topo.links) != 2 * n:
+        return None
+    m = next(iter(mult))
+    trs: list[TransferT] = []
+    for j in range(chunks):
+        t = j // m
+        for v in range(n):
+            trs.append((t, v, hub, (0, j)))
+            trs.append((t + 1, hub, v, (0, j)))
+    return -(-chunks // m) + 1, trs
