@@ -181,6 +181,7 @@ class AK(DefinedNamespace):
     estimateNote: URIRef
     estimatedChips: URIRef
     evidence: URIRef
+    exchangeBandwidthBytesPerSecond: URIRef
     explanationTemplate: URIRef
     fastDomainChips: URIRef
     fastLinkBytesPerSecond: URIRef

@@ -6,6 +6,14 @@ dropout, activations, residuals: bounded by ``bandwidth x memory_efficiency``). 
 also pays ``kernel_overhead_s``. Per-chip quantities account for tensor parallelism ``tp`` and
 sequence parallelism (norm/dropout work split ``tp`` ways instead of replicated).
 
+On a bulk-synchronous chip (Graphcore IPU: ``ChipSpec.bsp``) each multiply also runs an
+exchange phase that is not overlapped with its compute phase: the operands a tile does not own
+cross the on-chip exchange. Its volume is taken at the memory-independent lower bound for a
+matrix multiply spread over ``P`` processors (Ballard et al., SPAA 2012; Irony, Toledo, Tiskin
+2004): each processor moves at least ``3 (mkn/P)^(2/3) - (mk + kn + mn)/P`` words, so the
+exchange time is ``P x words x bytes / exchange_bandwidth``. No constant is fitted: the bound is
+what a perfect planner would need, real plans move more.
+
 Examples
 --------
 >>> from accelkb.perf.calibration import load_calibration
@@ -42,6 +50,23 @@ class Op:
     flops: float
     bytes: float
     kernels: int = 1  # separate kernels (launches) the operation takes in an unfused framework
+    dims: tuple[float, float, float, float] | None = None  # (batch, m, k, n) of a matmul
+    elem_bytes: float = 2.0  # bytes per operand element
+
+
+def exchange_time(op: Op, bsp: tuple[int, float] | None) -> float:
+    """Exchange-phase time of a matmul on a bulk-synchronous chip, s (0 elsewhere).
+
+    ``batch`` independent ``m x k x n`` products share ``tiles`` tiles (``tiles / batch`` each,
+    at least one); the words per tile are the memory-independent lower bound.
+    """
+    if bsp is None or op.dims is None:
+        return 0.0
+    tiles, bandwidth = bsp
+    batch, m, k, n = op.dims
+    p = max(1.0, tiles / batch)
+    words = 3.0 * (m * k * n / p) ** (2.0 / 3.0) - (m * k + k * n + m * n) / p
+    return tiles * max(0.0, words) * op.elem_bytes / bandwidth
 
 
 def peak_for(chip: ChipSpec, precision: str) -> float:
@@ -62,17 +87,21 @@ def peak_for(chip: ChipSpec, precision: str) -> float:
                      f"{sorted(peaks)}")
 
 
-def op_time(op: Op, peak_flops: float, bandwidth: float, cal: Calibration) -> float:
-    """Roofline time of one operation plus the fixed overhead of each of its kernels, seconds."""
+def op_time(op: Op, peak_flops: float, bandwidth: float, cal: Calibration,
+            bsp: tuple[int, float] | None = None) -> float:
+    """Roofline time of one operation plus the fixed overhead of each of its kernels, seconds;
+    on a bulk-synchronous chip (``bsp`` = tiles, exchange bytes/s) plus the exchange phase."""
     t_mem = op.bytes / (bandwidth * cal.memory_efficiency)
     fixed = op.kernels * cal.kernel_overhead_s
     if op.kind == "matmul":
-        return max(op.flops / (peak_flops * cal.matmul_efficiency), t_mem) + fixed
+        return max(op.flops / (peak_flops * cal.matmul_efficiency), t_mem) + fixed \
+            + exchange_time(op, bsp)
     return t_mem + fixed
 
 
-def _gemm(name: str, m: float, k: float, n: float, e: float) -> Op:
-    return Op(name, "matmul", 2.0 * m * k * n, e * (m * k + k * n + m * n))
+def _gemm(name: str, m: float, k: float, n: float, e: float, batch: float = 1.0) -> Op:
+    return Op(name, "matmul", 2.0 * batch * m * k * n, e * batch * (m * k + k * n + m * n),
+              dims=(batch, m, k, n), elem_bytes=e)
 
 
 def layer_forward_ops(
@@ -116,15 +145,19 @@ def layer_forward_ops(
     att_flops = 2.0 * batch * heads * query * context * d
     kv_bytes = e * batch * context * kvd
     q_bytes = e * batch * heads * query * d
+    bh = float(batch * heads)
     if fused_attention or query == 1:
-        ops.append(Op("attention", "matmul", 2.0 * att_flops, 2.0 * kv_bytes + 2.0 * q_bytes))
+        ops.append(Op("attention", "matmul", 2.0 * att_flops, 2.0 * kv_bytes + 2.0 * q_bytes,
+                      dims=(2.0 * bh, query, d, context), elem_bytes=e))
     else:
         scores = batch * heads * query * context
         ops += [
-            Op("attn_scores", "matmul", att_flops, kv_bytes + q_bytes + e * scores),
+            Op("attn_scores", "matmul", att_flops, kv_bytes + q_bytes + e * scores,
+               dims=(bh, query, d, context), elem_bytes=e),
             Op("softmax_dropout", "stream", 0.0, _SOFTMAX_STREAM_BYTES * scores * e / 2.0,
                kernels=2),
-            Op("attn_values", "matmul", att_flops, kv_bytes + q_bytes + e * scores),
+            Op("attn_values", "matmul", att_flops, kv_bytes + q_bytes + e * scores,
+               dims=(bh, query, context, d), elem_bytes=e),
         ]
     return ops
 
@@ -138,9 +171,16 @@ def logits_ops(model: ModelSpec, tokens: float, tp: int = 1, precision: str = "b
 
 
 def ops_time(ops: list[Op], peak_flops: float, bandwidth: float, cal: Calibration,
-             scale: float = 1.0) -> float:
-    """Sum of roofline times; ``scale`` multiplies work and overheads (2 for a backward pass)."""
-    return scale * sum(op_time(o, peak_flops, bandwidth, cal) for o in ops)
+             scale: float = 1.0, bsp: tuple[int, float] | None = None) -> float:
+    """Sum of roofline times; ``scale`` multiplies work and overheads (2 for a backward pass:
+    its two products per forward product have the same exchange bound, which is symmetric in
+    m, k, n)."""
+    return scale * sum(op_time(o, peak_flops, bandwidth, cal, bsp) for o in ops)
+
+
+def ops_exchange_time(ops: list[Op], bsp: tuple[int, float] | None, scale: float = 1.0) -> float:
+    """Exchange-phase part of :func:`ops_time` on a bulk-synchronous chip, s."""
+    return 0.0 if bsp is None else scale * sum(exchange_time(o, bsp) for o in ops)
 
 
 def ops_flops(ops: list[Op]) -> float:

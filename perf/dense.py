@@ -5,6 +5,10 @@ parameter count, forward FLOPs per sample and weighted-layer count and applies t
 and collective model: ``3 x F x samples / (peak x matmul_efficiency)`` per chip, three kernels
 (convolution, normalisation, activation) per layer per pass at the execution's per-operation
 cost, a data-parallel all-reduce of 16-bit gradients and an optimizer step over the weights.
+With the network's convolutions as implicit matrix products (``gemms``) each one is timed on the
+roofline, and on a bulk-synchronous chip (IPU) with its exchange phase
+(:func:`accelkb.perf.compute.exchange_time`). ``recompute`` re-runs the forward pass in the
+backward pass (Graphcore's ResNet-50 MLPerf configuration recomputes; NVIDIA's does not).
 
 Examples
 --------
@@ -21,7 +25,8 @@ from accelkb.errors import InputError
 
 from .calibration import Calibration
 from .collectives import collective_time
-from .compute import peak_for
+from .compute import _gemm, ops_exchange_time, ops_time, peak_for
+from .shapes import BYTES_PER
 from .specs import SystemSpec
 
 
@@ -34,6 +39,37 @@ class DenseWorkload(BaseModel):
     params: int = Field(ge=1, description="parameter count")
     flops_per_sample_forward: float = Field(gt=0, description="forward FLOPs per sample")
     layers: int = Field(ge=1, description="weighted layers (convolutions + fully connected)")
+    gemms: tuple[tuple[int, int, int], ...] = Field(
+        default=(), description="the weighted layers as implicit matrix products (m per sample, "
+        "k, n): output pixels x (input channels x kernel area) x output channels; empty: time "
+        "the FLOP total at the matmul efficiency")
+
+
+def bottleneck_resnet_gemms(blocks: tuple[int, ...] = (3, 4, 6, 3), image: int = 224,
+                            classes: int = 1000) -> tuple[tuple[int, int, int], ...]:
+    """Implicit-GEMM shapes (m per sample, k, n) of a bottleneck ResNet (He et al. 2016, Table 1:
+    7x7/2 stem, max-pool, stages of 1x1-3x3-1x1 blocks of widths 64..512 with 4x expansion and a
+    projection shortcut in each stage's first block, stride 2 in stages 2-4, fully connected).
+
+    >>> g = bottleneck_resnet_gemms()
+    >>> len(g), round(sum(2 * m * k * n for m, k, n in g) / 1e9, 2)
+    (54, 8.18)
+    """
+    side = image // 2
+    out = [(side * side, 3 * 49, 64)]
+    side //= 2
+    cin = 64
+    for stage, count in enumerate(blocks):
+        width = 64 * 2 ** stage
+        for j in range(count):
+            stride = 2 if (j == 0 and stage > 0) else 1
+            o = side // stride
+            out += [(side * side, cin, width), (o * o, 9 * width, width), (o * o, width, 4 * width)]
+            if j == 0:
+                out.append((o * o, cin, 4 * width))
+            side, cin = o, 4 * width
+    out.append((1, cin, classes))
+    return tuple(out)
 
 
 class DenseTrainingEstimate(BaseModel):
@@ -48,7 +84,8 @@ class DenseTrainingEstimate(BaseModel):
 
 def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
                             global_batch: int, cal: Calibration,
-                            precision: str = "fp16") -> DenseTrainingEstimate:
+                            precision: str = "fp16", recompute: bool = False,
+                            micro_batch: int | None = None) -> DenseTrainingEstimate:
     """Data-parallel training step of ``work`` on ``chips`` chips of ``system``.
 
     Raises
@@ -64,13 +101,30 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
     per_op = cal.graph_op_overhead_s if chip.compiled else cal.kernel_overhead_s
     peak = peak_for(chip, precision)
     samples = global_batch // chips
-    compute = 3.0 * work.flops_per_sample_forward * samples / (peak * cal.matmul_efficiency)
-    overhead = 3 * 3 * work.layers * per_op
+    passes = 4.0 if recompute else 3.0
+    mb = micro_batch or samples
+    if samples % mb:
+        raise InputError(f"expected micro_batch to divide the {samples} samples per chip, got {mb}")
+    exchange = 0.0
+    if work.gemms:
+        e = float(BYTES_PER[precision])
+        ops = [_gemm("conv", m * mb, k, n, e) for m, k, n in work.gemms]
+        bw = chip.memory_tiers[0].bandwidth_bytes_per_s
+        no_fixed = cal.model_copy(update={"kernel_overhead_s": 0.0})  # counted in `overhead`
+        compute = passes / 3.0 * ops_time(ops, peak, bw, no_fixed, scale=3.0, bsp=chip.bsp) \
+            * samples / mb
+        exchange = passes / 3.0 * ops_exchange_time(ops, chip.bsp, 3.0) * samples / mb
+        compute -= exchange
+    else:
+        compute = passes * work.flops_per_sample_forward * samples / (peak * cal.matmul_efficiency)
+    overhead = passes * 3 * work.layers * per_op * samples / mb
     dp = collective_time("all_reduce", work.params * 2.0, chips, system.levels, cal)
     bw = chip.memory_tiers[0].bandwidth_bytes_per_s * cal.memory_efficiency
     optimizer = work.params * 26.0 / bw
     breakdown = {"compute": compute, "overhead": overhead, "data_parallel_comm": dp,
                  "optimizer": optimizer}
+    if chip.bsp is not None:
+        breakdown["exchange"] = exchange
     step = sum(breakdown.values())
     return DenseTrainingEstimate(step_time_s=step, samples_per_s=global_batch / step,
                                  breakdown=breakdown)

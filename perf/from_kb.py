@@ -87,8 +87,12 @@ def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierS
         raise InputError(f"chip {name}: expected at least one peak throughput in the knowledge base")
     if not tiers:
         raise InputError(f"chip {name}: expected a memory tier with capacity and bandwidth, got none")
+    bsp = (chip, AK.hasFeature, AK.BulkSynchronousParallel) in g
+    xbw = _num(g, chip, AK.exchangeBandwidthBytesPerSecond) if bsp else None
+    tiles = _int(g, chip, AK.computeUnitCount) if xbw else None
     return ChipSpec(name=name, peak_flops=peaks, memory_tiers=tiers,
                     tdp_watts=_num(g, chip, AK.tdpWatts),
+                    tiles=tiles, exchange_bytes_per_s=xbw if tiles else None,
                     source_note=f"accelkb knowledge base, {chip}")
 
 

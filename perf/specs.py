@@ -57,6 +57,13 @@ class ChipSpec(_Frozen):
     )
     tdp_watts: float | None = Field(default=None, description="thermal design power per chip, W")
     source_note: str = Field(default="", description="where the numbers come from (free text)")
+    tiles: int | None = Field(default=None, ge=1, description="independent compute units that "
+                              "share the on-chip exchange (IPU tiles); used with "
+                              "exchange_bytes_per_s")
+    exchange_bytes_per_s: float | None = Field(
+        default=None, gt=0, description="aggregate on-chip exchange bandwidth of a bulk-"
+        "synchronous chip, bytes/s: set only for chips whose compute and exchange phases "
+        "alternate without overlap (Graphcore IPU); None for GPUs and streaming dataflow chips")
     execution: Literal["kernels", "compiled"] | None = Field(
         default=None, description="how programs run: 'kernels' launched one by one by a host "
         "framework (GPUs), or 'compiled' ahead of time into one static program (IPU, RDU, LPU); "
@@ -82,6 +89,13 @@ class ChipSpec(_Frozen):
         if self.execution is not None:
             return self.execution == "compiled"
         return self.memory_tiers[0].kind == "sram"
+
+    @property
+    def bsp(self) -> tuple[int, float] | None:
+        """(tiles, exchange bytes/s) of a bulk-synchronous chip, else None."""
+        if self.tiles is None or self.exchange_bytes_per_s is None:
+            return None
+        return self.tiles, self.exchange_bytes_per_s
 
     def tier(self, kind: str) -> MemoryTierSpec | None:
         """Return the first tier of ``kind``, or None when the chip has none."""

@@ -31,6 +31,7 @@ from .collectives import collective_time
 from .compute import (
     layer_forward_ops,
     logits_ops,
+    ops_exchange_time,
     ops_time,
     peak_for,
     recompute_ops,
@@ -78,6 +79,10 @@ class TrainingConfig(BaseModel):
                                     "slowest memory tier (or on the host)")
     seq_len: int | None = Field(default=None, ge=1, description="sequence length; None: the "
                                 "model's")
+    stage_layers: tuple[int, ...] | None = Field(
+        default=None, description="transformer layers on each pipeline stage, first to last "
+        "(Graphcore's layers_per_ipu); the fullest stage sets the pace. None: an even split, "
+        "ceil(layers / pp) on the slowest stage")
 
 
 class TrainingEstimate(BaseModel):
@@ -126,6 +131,12 @@ def check_layout(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig) -> t
     if cfg.pp * cfg.interleave > model.layers:
         raise InputError(f"expected pp x interleave <= {model.layers} layers, got "
                          f"{cfg.pp} x {cfg.interleave}")
+    if cfg.stage_layers is not None and (len(cfg.stage_layers) != cfg.pp
+                                         or sum(cfg.stage_layers) != model.layers
+                                         or min(cfg.stage_layers) < 0):
+        raise InputError(f"expected stage_layers to list pp={cfg.pp} non-negative layer counts "
+                         f"summing to the {model.layers} layers of '{model.name}', got "
+                         f"{list(cfg.stage_layers)}")
     dp = cfg.dp if cfg.dp is not None else system.chips // (cfg.tp * cfg.pp)
     if dp < 1:
         raise InputError(f"expected tp x pp <= {system.chips} chips of '{system.name}', got "
@@ -180,15 +191,20 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     bw = tiers[work_tier].bandwidth_bytes_per_s
 
     # --- per micro-batch stage time -------------------------------------------------------------
+    bsp = chip.bsp  # bulk-synchronous chip: exchange phases add to compute phases
     fwd = layer_forward_ops(model, mb, s, s, tp, sp, cfg.precision, cfg.fused_attention)
-    t_f_layer = ops_time(fwd, peak, bw, cal)
-    t_b_layer = ops_time(fwd, peak, bw, cal, scale=2.0)
-    t_rc_layer = ops_time(recompute_ops(fwd, cfg.recompute), peak, bw, cal)
+    rc_ops = recompute_ops(fwd, cfg.recompute)
+    t_f_layer = ops_time(fwd, peak, bw, cal, bsp=bsp)
+    t_b_layer = ops_time(fwd, peak, bw, cal, scale=2.0, bsp=bsp)
+    t_rc_layer = ops_time(rc_ops, peak, bw, cal, bsp=bsp)
     lg = logits_ops(model, mb * s, tp, cfg.precision)
-    t_logits = ops_time(lg, peak, bw, cal, scale=3.0)
-    layers = math.ceil(model.layers / pp)
+    t_logits = ops_time(lg, peak, bw, cal, scale=3.0, bsp=bsp)
+    layers = max(cfg.stage_layers) if cfg.stage_layers else math.ceil(model.layers / pp)
+    x_rc_layer = ops_exchange_time(rc_ops, bsp)
+    exchange_mb = layers * (ops_exchange_time(fwd, bsp, 3.0) + x_rc_layer) \
+        + ops_exchange_time(lg, bsp, 3.0)
     compute_mb = layers * (t_f_layer + t_b_layer + t_rc_layer) + t_logits
-    recompute_mb = layers * t_rc_layer
+    recompute_mb = layers * (t_rc_layer - x_rc_layer)
     act_msg = mb * s * model.hidden * e
     tp_mb = 0.0
     if tp > 1:
@@ -244,7 +260,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
 
     steady = m * t_mb
     breakdown = {
-        "compute": m * (compute_mb - recompute_mb),
+        "compute": m * (compute_mb - recompute_mb - exchange_mb),
         "recompute": m * recompute_mb,
         "tensor_parallel_comm": m * tp_mb,
         "pipeline_p2p": m * pp_mb,
@@ -253,6 +269,8 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         "optimizer": opt_t,
         "offload": offload,
     }
+    if bsp is not None:  # only bulk-synchronous chips have an exchange phase
+        breakdown["exchange"] = m * exchange_mb
     step = steady + bubble + dp_exposed + opt_t + offload
     tokens = cfg.global_batch * s
     chips = tp * pp * dp

@@ -12,7 +12,7 @@ from accelkb.errors import InputError
 
 from .calibration import Calibration
 from .collectives import collective_time
-from .dense import DenseWorkload, estimate_dense_training
+from .dense import DenseWorkload, bottleneck_resnet_gemms, estimate_dense_training
 from .inference import InferenceConfig
 from .inference import estimate as infer_estimate
 from .training import TrainingConfig
@@ -86,21 +86,39 @@ _MLPERF_SYSTEMS = {"IPU-POD16": ("ipu-pod16", 16), "IPU-POD64": ("ipu-pod64", 64
                    "dgxa100_ngc21.09_pytorch": ("dgx-a100", 8)}
 
 
+def _submissions() -> dict[str, dict[str, object]]:
+    text = resources.files("accelkb.perf").joinpath("data/mlperf_submissions.json").read_text()
+    data: dict[str, dict[str, object]] = json.loads(text)
+    return data
+
+
+def _samples(bench: dict[str, object], rnd: str, name: str) -> float | None:
+    table = bench.get("samples_to_train", {})
+    assert isinstance(table, dict)
+    value = table.get(rnd, {}).get(name)
+    return None if value is None else float(value)
+
+
 def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
     """MLPerf BERT closed division: ratio of time-to-train of each IPU-POD to one DGX A100.
 
-    Both systems train the same number of samples to the target, so the predicted ratio is the
-    inverse ratio of training throughput at each submission's global batch (sequence 512). The
-    IPU layout follows Graphcore's submissions: 4-stage pipeline per replica, replicas over the
-    rest, optimizer state sharded over replicas (RTS), full recompute.
+    Predicted time-to-train is samples-to-train (from the submissions' logs where read, else
+    equal on both sides) over modelled throughput. Layouts follow the submissions
+    (``perf/data/mlperf_submissions.json``): Graphcore packs two sequences per 512-token pack and
+    pipelines its replicas with the published layers per IPU (the fullest stage sets the pace),
+    RTS, 16-bit gradients; NVIDIA removes padding (about 256 tokens per sequence). The IPU's
+    exchange phases come from the chip's exchange bandwidth (:mod:`accelkb.perf.compute`).
     """
     systems = cached(systems)
     res = FileResult(MLPERF, "BERT time-to-train ratio IPU-POD / DGX A100 (x)")
     bert = known_models()["bert-large"]
+    sub = _submissions()["bert"]
+    ipu, gpu = sub["ipu"], sub["gpu"]
+    assert isinstance(ipu, dict) and isinstance(gpu, dict)
     rows = [r for r in read_rows(MLPERF) if r["benchmark"] == "bert"
             and r["system_dir"].endswith("closed") or (r["benchmark"] == "bert" and
                                                       r["submitter"] == "NVIDIA")]
-    by_round: dict[str, dict[str, tuple[float, float]]] = {}
+    by_round: dict[str, dict[str, _Entry]] = {}
     for r in rows:
         if r["system_name"] not in _MLPERF_SYSTEMS or not r["time_to_train_minutes"]:
             continue
@@ -108,31 +126,50 @@ def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
         gbs = int(r["global_batch_size"])
         try:
             if name.startswith("ipu"):
-                cfg = TrainingConfig(tp=1, pp=4, dp=chips // 4, micro_batch=1, global_batch=gbs,
-                                     recompute="full", rts=True, precision="fp16", grad_bytes=2)
+                stages = tuple(ipu["stage_layers"][str(chips)])
+                pp, packs = len(stages), gbs // int(ipu["seq_per_pack"])
+                cfg = TrainingConfig(tp=1, pp=pp, dp=chips // pp,
+                                     micro_batch=int(ipu["micro_batch_packs"]),
+                                     global_batch=packs, recompute=str(ipu["recompute"]),  # type: ignore[arg-type]
+                                     rts=True, precision="fp16", grad_bytes=2,
+                                     stage_layers=stages)
             else:
                 cfg = TrainingConfig(tp=1, pp=1, dp=chips, micro_batch=gbs // chips,
-                                     global_batch=gbs, precision="bf16", fused_attention=True)
+                                     global_batch=gbs, precision="bf16", fused_attention=True,
+                                     seq_len=int(gpu["unpadded_tokens_per_sequence"]))
             est = train_estimate(bert, systems(name, chips), cfg, cal)
         except (InputError, KeyError) as exc:
             res.skipped.append(f"{r['system_name']}: {exc}")
             continue
-        seq_per_s = gbs / est.step_time_s
+        per_sample = est.step_time_s / gbs
         by_round.setdefault(r["mlperf_round"], {})[name] = (
-            float(r["time_to_train_minutes"]), 1.0 / seq_per_s)
+            float(r["time_to_train_minutes"]), per_sample,
+            _samples(sub, r["mlperf_round"], name))
     _ratio_rows(res, by_round)
     return res
 
 
-def _ratio_rows(res: FileResult, by_round: dict[str, dict[str, tuple[float, float]]]) -> None:
-    """Rows of IPU-POD / DGX A100 ratios (measured time-to-train vs predicted time per sample)."""
+_Entry = tuple[float, float, float | None]  # measured minutes, predicted s/sample, samples
+
+
+def _ratio_rows(res: FileResult, by_round: dict[str, dict[str, _Entry]]) -> None:
+    """Rows of IPU-POD / DGX A100 ratios: measured time-to-train against predicted time per
+    sample x samples to train (equal samples, said in the label, where the logs were not read)."""
     for rnd, d in sorted(by_round.items()):
         if "dgx-a100" not in d:
             continue
+        ref = d["dgx-a100"]
         for name in ("ipu-pod16", "ipu-pod64"):
-            if name in d:
-                res.rows.append(Row(f"{rnd} {name} / dgx-a100", d[name][0] / d["dgx-a100"][0],
-                                    d[name][1] / d["dgx-a100"][1]))
+            if name not in d:
+                continue
+            cur = d[name]
+            ratio = cur[1] / ref[1]
+            label = f"{rnd} {name} / dgx-a100"
+            if cur[2] is not None and ref[2] is not None:
+                ratio *= cur[2] / ref[2]
+            else:
+                label += " (equal samples)"
+            res.rows.append(Row(label, cur[0] / ref[0], ratio))
 
 
 POWER = "llm_inference_bench_argonne_power.csv"
@@ -169,19 +206,25 @@ def check_power(systems: SystemResolver, cal: Calibration) -> FileResult:
 def _resnet() -> DenseWorkload:
     text = resources.files("accelkb.perf").joinpath("data/validation_models.json").read_text()
     d = json.loads(text)["resnet50"]
+    gemms = bottleneck_resnet_gemms(tuple(d["bottleneck_blocks"])) \
+        if "bottleneck_blocks" in d else ()
     return DenseWorkload(name="resnet50", params=d["params"], layers=d["layers"],
-                         flops_per_sample_forward=d["flops_per_sample_forward"])
+                         flops_per_sample_forward=d["flops_per_sample_forward"], gemms=gemms)
 
 
 def check_mlperf_resnet(systems: SystemResolver, cal: Calibration) -> FileResult:
     """MLPerf ResNet-50 closed division: time-to-train ratio of each IPU-POD to one DGX A100,
-    from the data-parallel throughput at each submission's global batch (same epochs)."""
+    from the data-parallel throughput at each submission's global batch and micro-batch (IPU:
+    20 images per IPU with recomputation, as submitted) times the epochs each trained."""
     systems = cached(systems)
     res = FileResult(MLPERF, "ResNet-50 time-to-train ratio IPU-POD / DGX A100 (x)")
     work = _resnet()
+    sub = _submissions()["resnet"]
+    ipu = sub["ipu"]
+    assert isinstance(ipu, dict)
     names = {"IPU-POD16": ("ipu-pod16", 16), "IPU-POD64": ("ipu-pod64", 64),
              "dgxa100_ngc21.05_mxnet": ("dgx-a100", 8), "dgxa100_ngc21.09_mxnet": ("dgx-a100", 8)}
-    by_round: dict[str, dict[str, tuple[float, float]]] = {}
+    by_round: dict[str, dict[str, _Entry]] = {}
     for r in read_rows(MLPERF):
         if r["benchmark"] != "resnet" or r["system_name"] not in names \
                 or not r["time_to_train_minutes"] or r["division"] != "closed":
@@ -189,12 +232,18 @@ def check_mlperf_resnet(systems: SystemResolver, cal: Calibration) -> FileResult
         name, chips = names[r["system_name"]]
         gbs = int(r["global_batch_size"])
         try:
-            est = estimate_dense_training(work, systems(name, chips), chips, gbs, cal)
+            if name.startswith("ipu"):
+                est = estimate_dense_training(work, systems(name, chips), chips, gbs, cal,
+                                              recompute=bool(ipu["recompute"]),
+                                              micro_batch=int(ipu["micro_batch"]))
+            else:
+                est = estimate_dense_training(work, systems(name, chips), chips, gbs, cal)
         except (InputError, KeyError) as exc:
             res.skipped.append(f"{r['system_name']}: {exc}")
             continue
         by_round.setdefault(r["mlperf_round"], {})[name] = (
-            float(r["time_to_train_minutes"]), 1.0 / est.samples_per_s)
+            float(r["time_to_train_minutes"]), 1.0 / est.samples_per_s,
+            _samples(sub, r["mlperf_round"], name))
     _ratio_rows(res, by_round)
     return res
 

@@ -182,3 +182,36 @@ def test_calibration_is_documented() -> None:
 def test_system_requires_levels() -> None:
     with pytest.raises(ValueError, match="network level"):
         SystemSpec(name="s", chip=A100, chips=1, levels=[])
+
+
+def test_bsp_exchange_time_follows_the_lower_bound() -> None:
+    from accelkb.perf.compute import Op, exchange_time
+
+    op = Op("g", "matmul", 2.0 * 1024**3, 0.0, dims=(1.0, 1024, 1024, 1024), elem_bytes=2.0)
+    words = 3 * (1024**3 / 1472) ** (2 / 3) - 3 * 1024**2 / 1472
+    assert exchange_time(op, (1472, 8e12)) == pytest.approx(1472 * words * 2 / 8e12)
+    assert exchange_time(op, None) == 0.0
+
+
+def test_ipu_training_breakdown_shows_exchange_and_uneven_stages_slow_it() -> None:
+    from accelkb.perf import estimate_training
+
+    even = estimate_training("bert-large", "ipu-pod16", "tp=1,pp=4,dp=4,mb=2,gbs=1536")
+    assert even.breakdown["exchange"] > 0
+    gpu = estimate_training("bert-large", "dgx-a100", "tp=1,pp=1,dp=8,mb=8,gbs=64")
+    assert "exchange" not in gpu.breakdown
+
+
+def test_fullest_pipeline_stage_sets_the_pace() -> None:
+    from accelkb.perf.calibration import load_calibration
+    from accelkb.perf.from_kb import model_spec, system_spec
+    from accelkb.perf.training import TrainingConfig, estimate
+
+    bert, pod, cal = model_spec("bert-large"), system_spec("ipu-pod16"), load_calibration()
+    base = dict(tp=1, pp=4, dp=4, micro_batch=2, global_batch=1536)
+    even = estimate(bert, pod, TrainingConfig(**base), cal)  # type: ignore[arg-type]
+    skew = estimate(bert, pod, TrainingConfig(**base, stage_layers=(3, 7, 7, 7)), cal)  # type: ignore[arg-type]
+    for part in ("compute", "exchange"):
+        assert skew.breakdown[part] == pytest.approx(even.breakdown[part] * 7 / 6, rel=0.05)
+    with pytest.raises(InputError):
+        estimate(bert, pod, TrainingConfig(**base, stage_layers=(6, 6, 6)), cal)  # type: ignore[arg-type]
