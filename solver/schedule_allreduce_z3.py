@@ -1,0 +1,207 @@
+"""Z3 encoding of allreduce within a fixed number of steps: exact schedules and optimality proofs.
+
+State: ``know[j][v][w]@t`` -- chip ``v``'s partial sum of chunk ``j`` contains rank ``w``'s
+contribution at the start of step ``t``. A send of chunk ``j`` over ``u->v`` in step ``t`` adds
+``u``'s contributions to ``v``'s from step ``t+1`` on.
+
+Two modes (one function per constraint group below):
+
+- **relaxed** (``exact=False``): knowledge only grows by union -- one-way gossip. Every valid
+  reduction schedule is a solution (a partial sum never holds more than the union of what
+  reached the chip), so **UNSAT with T steps proves that no allreduce fits in T steps**.
+  A SAT answer may double-count and is only a candidate for the checker.
+- **exact** (``exact=True``): the arrivals of a step must be pairwise disjoint and disjoint from
+  what the chip holds (plain addition), or a single arrival that contains everything the chip
+  holds (it replaces the chip's value). SAT decodes to a schedule the independent checker
+  accepts; UNSAT proves nothing (the mode excludes some legal but useless moves).
+
+Every Z3 name says what it means: ``know[c=3][v=4][w=0]@t2``, ``send[c=3][1->4]@t1``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import z3
+
+from accelkb.solver.schedule_model import TransferT
+from accelkb.solver.topology import Topology
+
+MAX_STATE_VARIABLES = 120_000  # knowledge variables worth handing to Z3 within seconds
+
+
+@dataclass(frozen=True)
+class AllreduceProblem:
+    """Allreduce of ``chunks`` unit chunks on ``topology`` within ``steps`` steps."""
+
+    topology: Topology
+    chunks: int
+    steps: int
+    exact: bool
+
+
+def state_size(p: AllreduceProblem, dist: Sequence[Sequence[int]]) -> int:
+    """Knowledge variables the encoding creates (the rest are constants)."""
+    n = p.topology.endpoints
+    per_chunk = sum(1 for t in range(1, p.steps + 1) for v in range(p.topology.n)
+                    for w in range(n) if v != w and 0 <= dist[w][v] <= t)
+    return per_chunk * p.chunks
+
+
+def _knowledge(p: AllreduceProblem, dist: Sequence[Sequence[int]]) -> list[list[list[list]]]:
+    """know[j][t][v][w]: a Z3 Bool, or a Python bool where the distance decides it."""
+    n, nv = p.topology.endpoints, p.topology.n
+    know: list[list[list[list]]] = []
+    for j in range(p.chunks):
+        per_t = []
+        for t in range(p.steps + 1):
+            rows = []
+            for v in range(nv):
+                row: list = []
+                for w in range(n):
+                    if v == w:
+                        row.append(True)
+                    elif dist[w][v] < 0 or dist[w][v] > t:
+                        row.append(False)
+                    else:
+                        row.append(z3.Bool(f"know[c={j}][v={v}][w={w}]@t{t}"))
+                rows.append(row)
+            per_t.append(rows)
+        know.append(per_t)
+    return know
+
+
+def _sends(p: AllreduceProblem, dist: Sequence[Sequence[int]]) -> dict:
+    """send[(j, u, v, t)]: chunk ``j`` over ``u->v`` in step ``t`` (``u`` must hold something:
+    a switch only from its distance to the nearest rank on)."""
+    n = p.topology.endpoints
+    near = [min(dist[w][u] for w in range(n)) for u in range(p.topology.n)]
+    return {(j, u, v, t): z3.Bool(f"send[c={j}][{u}->{v}]@t{t}")
+            for j in range(p.chunks) for (u, v) in sorted(p.topology.links)
+            for t in range(max(near[u], 0), p.steps)}
+
+
+def _lit(x, s_and=None):
+    if isinstance(x, bool):
+        return z3.BoolVal(x)
+    return x
+
+
+def _add_transition(s: z3.Solver, p: AllreduceProblem, know, send: dict) -> None:
+    """A chip's contributions grow exactly by what arrives: know@t+1 = know@t | arrivals."""
+    inn = p.topology.in_neighbors()
+    n = p.topology.endpoints
+    for j in range(p.chunks):
+        for t in range(p.steps):
+            for v in range(p.topology.n):
+                for w in range(n):
+                    nxt = know[j][t + 1][v][w]
+                    if isinstance(nxt, bool):
+                        continue
+                    terms = [_lit(know[j][t][v][w])]
+                    for u in inn[v]:
+                        b = send.get((j, u, v, t))
+                        k = know[j][t][u][w]
+                        if b is not None and k is not False:
+                            terms.append(b if k is True else z3.And(b, k))
+                    s.add(nxt == z3.Or(terms))
+
+
+def _add_capacity(s: z3.Solver, p: AllreduceProblem, send: dict) -> None:
+    """No unit link carries more than one chunk per step: collision-free by construction."""
+    per: dict[tuple[int, int, int], list] = {}
+    for (_j, u, v, t), b in send.items():
+        per.setdefault((u, v, t), []).append(b)
+    for (u, v, _t), bs in per.items():
+        if len(bs) > p.topology.links[(u, v)]:
+            s.add(z3.AtMost(*bs, p.topology.links[(u, v)]))
+
+
+def _add_holding(s: z3.Solver, p: AllreduceProblem, know, send: dict) -> None:
+    """A switch sends a chunk only once it holds a partial sum of it."""
+    n = p.topology.endpoints
+    for (j, u, _v, t), b in send.items():
+        if u >= n:
+            held = [x for x in know[j][t][u] if x is not False]
+            s.add(z3.Implies(b, z3.Or([_lit(x) for x in held])) if held else z3.Not(b))
+
+
+def _add_completion(s: z3.Solver, p: AllreduceProblem, know) -> None:
+    """Every rank ends with every rank's contribution to every chunk."""
+    n = p.topology.endpoints
+    for j in range(p.chunks):
+        for v in range(n):
+            for w in range(n):
+                x = know[j][p.steps][v][w]
+                if x is False:
+                    s.add(z3.BoolVal(False))
+                elif x is not True:
+                    s.add(x)
+
+
+def _add_no_double_count(s: z3.Solver, p: AllreduceProblem, know, send: dict) -> None:
+    """Exact mode: arrivals are disjoint from each other and from the chip's value, or a single
+    arrival replaces a value it contains (``replace[...]`` says which)."""
+    inn = p.topology.in_neighbors()
+    n = p.topology.endpoints
+    for j in range(p.chunks):
+        for t in range(p.steps):
+            for v in range(p.topology.n):
+                arrivals = [(u, send[(j, u, v, t)]) for u in inn[v] if (j, u, v, t) in send]
+                if not arrivals:
+                    continue
+                rep = z3.Bool(f"replace[c={j}][v={v}]@t{t}")
+                s.add(z3.Implies(rep, z3.AtMost(*[b for _, b in arrivals], 1)))
+                for w in range(n):
+                    parts = [_lit(know[j][t][v][w])] if know[j][t][v][w] is not False else []
+                    carried = []
+                    for u, b in arrivals:
+                        k = know[j][t][u][w]
+                        if k is not False:
+                            carried.append(b if k is True else z3.And(b, k))
+                    if len(parts) + len(carried) > 1:
+                        s.add(z3.Or(rep, z3.AtMost(*(parts + carried), 1)))
+                    if parts and know[j][t][v][w] is not False:
+                        s.add(z3.Implies(z3.And(rep, parts[0]), z3.Or(carried) if carried
+                                         else z3.BoolVal(False)))
+
+
+def encode(p: AllreduceProblem, dist: Sequence[Sequence[int]]) -> tuple[z3.Solver, dict]:
+    """Build the solver for ``p`` (no solving); returns it with the send variables."""
+    s = z3.Solver()
+    know = _knowledge(p, dist)
+    send = _sends(p, dist)
+    _add_transition(s, p, know, send)
+    _add_capacity(s, p, send)
+    _add_holding(s, p, know, send)
+    _add_completion(s, p, know)
+    if p.exact:
+        _add_no_double_count(s, p, know, send)
+    return s, send
+
+
+def solve(p: AllreduceProblem, dist: Sequence[Sequence[int]], deadline: float
+          ) -> tuple[str, list[TransferT]]:
+    """``("sat", transfers)``, ``("unsat", [])`` or ``("unknown", [])`` before ``deadline``.
+
+    ``"unsat"`` is returned only in relaxed mode, where it is a proof; an exact-mode UNSAT comes
+    back as ``"unknown"``.
+    """
+    if deadline - time.monotonic() <= 0.05:
+        return "unknown", []
+    s, send = encode(p, dist)
+    left = deadline - time.monotonic()
+    if left <= 0.05:
+        return "unknown", []
+    s.set("timeout", max(1, int(left * 1000)))
+    res = s.check()
+    if res == z3.sat:
+        m = s.model()
+        trs = sorted((t, u, v, (0, j)) for (j, u, v, t), b in send.items()
+                     if z3.is_true(m.eval(b, model_completion=True)))
+        return "sat", trs
+    if res == z3.unsat and not p.exact:
+        return "unsat", []
+    return "unknown", []
