@@ -1,10 +1,12 @@
 """``schedule(...)``: synthesize a collision-free collective schedule and prove its quality.
 
 Pipeline: bounds -> constructive schedules (:mod:`schedule_greedy`, decompositions of
-:mod:`schedule_decompose`) -> if the best one is above the bound and the instance is small
-enough, Z3 (:mod:`schedule_encoding`) at ``T-1, T-2, ...`` until UNSAT (then the schedule is
-proven OPTIMAL) or the time limit (then it is FEASIBLE, with its gap) -> the independent checker
-(:mod:`verify_schedule`) replays the result. A timeout never reads as UNSATISFIABLE.
+:mod:`schedule_decompose`, allreduce constructions of :mod:`schedule_allreduce`) -> if the best
+one is above the bound and the instance is small enough, Z3 (:mod:`schedule_encoding`; for
+allreduce :mod:`schedule_allreduce_z3`, whose gossip relaxation gives the proofs) at
+``T-1, T-2, ...`` until UNSAT (then the schedule is proven OPTIMAL) or the time limit (then it
+is FEASIBLE, with its gap) -> the independent checker (:mod:`verify_schedule`) replays the
+result. A timeout never reads as UNSATISFIABLE.
 
 Examples
 --------
@@ -125,7 +127,8 @@ def _allgather_like(inst: Instance, topo: Topology, deadline: float, best: _Best
 
 
 def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> None:
-    """Reduce-scatter to owner ``j mod n`` + allgather from it, composed (see decompose).
+    """Allreduce: the ring / switch constructions where the topology has that shape, else
+    reduce-scatter to owner ``j mod n`` + allgather from it, composed (see decompose).
 
     With a vector of ``k*n`` chunks the two phases are the best reduce-scatter and allgather
     schedules with ``k`` chunks per rank (heuristic or Z3), chunk ``(r, i)`` being vector
