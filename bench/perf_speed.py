@@ -22,6 +22,20 @@ SYSTEM = SystemSpec(name="bench", chip=CHIP, chips=1024, levels=[
                      latency_s=1e-6, topology="switch"),
     NetworkLevelSpec(name="fabric", group_chips=1024, bandwidth_bytes_per_s_per_chip=2.5e10,
                      latency_s=5e-6, topology="switch", max_hops=3)])
+# A synthetic compiler-scheduled system (8 fully connected chips per node, 9 nodes): with
+# collectives=auto its collective times come from memoised schedules (accelkb.perf.scheduled).
+SRAM_CHIP = ChipSpec(name="bench-lpu", peak_flops={"int8": 7.5e14}, memory_tiers=[
+    MemoryTierSpec(kind="sram", capacity_bytes=2.3e8, bandwidth_bytes_per_s=8e13)])
+SCHEDULED = SystemSpec(name="bench-scheduled", chip=SRAM_CHIP, chips=72, levels=[
+    NetworkLevelSpec(name="node", group_chips=8, bandwidth_bytes_per_s_per_chip=9.8e10,
+                     latency_s=6e-7, topology="full", generator="full:8", scheduled=True,
+                     link_bandwidth_bytes_per_s=1.4e10),
+    NetworkLevelSpec(name="rack", group_chips=72, bandwidth_bytes_per_s_per_chip=5.6e10,
+                     latency_s=6e-7, topology="dragonfly", max_hops=3, scheduled=True,
+                     generator="dragonfly:nodes=9,chips=8,ports=4",
+                     link_bandwidth_bytes_per_s=1.4e10)])
+SMALL = ModelSpec(name="llama-7b-like", layers=32, hidden=4096, heads=32, kv_heads=32,
+                  ffn_hidden=11008, vocab=32000, seq_len=4096, gated_mlp=True)
 MODEL = ModelSpec(name="gpt-175b", layers=96, hidden=12288, heads=96, kv_heads=96,
                   ffn_hidden=49152, vocab=51200, seq_len=2048, gated_mlp=False)
 
@@ -39,8 +53,17 @@ def main() -> int:
     for _ in range(n):
         infer(MODEL, SYSTEM, icfg, cal)
     t2 = time.perf_counter()
+    scfg = InferenceConfig(tp=8, pp=8, batch=1, prompt_len=512, output_len=512,
+                           precision="int8", collectives="auto")
+    infer(SMALL, SCHEDULED, scfg, cal)  # synthesize the schedules once (memoised)
+    t3 = time.perf_counter()
+    for _ in range(n):
+        infer(SMALL, SCHEDULED, scfg, cal)
+    t4 = time.perf_counter()
     print(f"{n} training estimates:  {t1 - t0:.2f} s ({1e6 * (t1 - t0) / n:.0f} us each)")
     print(f"{n} inference estimates: {t2 - t1:.2f} s ({1e6 * (t2 - t1) / n:.0f} us each)")
+    print(f"{n} inference estimates, scheduled collectives (auto): {t4 - t3:.2f} s "
+          f"({1e6 * (t4 - t3) / n:.0f} us each; first-estimate synthesis {t3 - t2:.2f} s)")
     return 0
 
 

@@ -40,6 +40,7 @@ _ALIASES = {
     "output": "output_len", "output_len": "output_len", "pipelined": "pipelined",
     "offload": "offload_optimizer", "offload_optimizer": "offload_optimizer",
     "grad_bytes": "grad_bytes", "seq": "seq_len", "seq_len": "seq_len",
+    "collectives": "collectives", "coll": "collectives",
 }
 _BOOL = {"1": True, "true": True, "yes": True, "on": True,
          "0": False, "false": False, "no": False, "off": False}

@@ -113,12 +113,21 @@ def _level(g: Graph, system: URIRef) -> NetworkLevelSpec | None:
         latency = next((v for link in g.objects(topo, AK.usesLink)
                         if (v := _num(g, link, AK.latencySeconds)) is not None), 0.0)
     kind = _TOPOLOGIES.get(g.value(topo, AK.topologyKind), "switch")
+    generator = g.value(topo, AK.generatorSpec)
+    # one unit link of the generator graph: a switch port carries the chip's whole injection
+    # bandwidth; elsewhere a unit link is one physical link (ak:usesLink)
+    unit = bw if kind == "switch" else next(
+        (v for link in g.objects(topo, AK.usesLink)
+         if (v := _num(g, link, AK.bandwidthBytesPerSecondPerDirection)) is not None), None)
     return NetworkLevelSpec(
-        name=str(g.value(topo, AK.generatorSpec) or _short(g, system)),
+        name=str(generator or _short(g, system)),
         group_chips=_int(g, system, AK.chipCount) or 1,
         bandwidth_bytes_per_s_per_chip=bw, latency_s=latency,
         topology=kind,
         max_hops=max(1, _int(g, topo, AK.maxHops) or 1),
+        generator=None if generator is None else str(generator),
+        scheduled=(topo, AK.hasFeature, AK.StaticNetworkScheduling) in g,
+        link_bandwidth_bytes_per_s=unit,
     )
 
 

@@ -22,15 +22,15 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 from accelkb.errors import InputError
 
 from .calibration import Calibration
-from .collectives import collective_time
 from .compute import Op, layer_forward_ops, logits_ops, op_time, peak_for
 from .energy import average_power
 from .memory import kv_cache_bytes, place, stage_params, tier_totals
+from .scheduled import CollectiveMode, CollectiveTiming, timed_collective
 from .shapes import BYTES_PER, forward_flops_per_token
 from .specs import MemoryTierSpec, ModelSpec, SystemSpec
 
@@ -52,6 +52,10 @@ class InferenceConfig(BaseModel):
     queue_when_full: bool = Field(default=False, description="when the batch's KV cache does "
                                   "not fit, run it in waves of the largest batch that fits (as "
                                   "serving engines do) instead of failing")
+    collectives: CollectiveMode | None = Field(
+        default=None, description="where collective times come from: 'schedule' (synthesized "
+        "collision-free schedules where the solver can), 'alpha-beta', or 'auto' (schedules on "
+        "compiler-scheduled networks only); None: accelkb.perf.scheduled.DEFAULT_MODE")
 
 
 class InferenceEstimate(BaseModel):
@@ -86,6 +90,10 @@ class InferenceEstimate(BaseModel):
     power_w: float | None = Field(description="average power of the chips used, W")
     joules_per_token: float | None = Field(description="energy per generated token, J "
                                            "(decode)")
+    collectives: SkipValidation[dict[str, CollectiveTiming]] = Field(
+        default_factory=dict, description="each collective of the estimate by role (decode_tp_"
+        "all_reduce, decode_pipeline_hop, prefill_...): its time and source (schedule or "
+        "alpha-beta, with the schedule's steps, bound and status or the fallback reason)")
 
 
 def _effective_bw(placement: dict[str, dict[str, float]], tiers: dict[str, MemoryTierSpec],
@@ -160,8 +168,15 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     t_logits, lparts = _decode_ops_time(lg, peak, bw_w, bw_kv, cal)
     L = model.layers
     msg = b * model.hidden * 2.0
-    ar = collective_time("all_reduce", msg, tp, levels, cal) if tp > 1 else 0.0
-    hop = collective_time("p2p", msg, 2, levels, cal, stride=tp) if pp > 1 else 0.0
+    coll: dict[str, CollectiveTiming] = {}
+    mode = cfg.collectives
+    ar = hop = 0.0
+    if tp > 1:
+        ar, coll["decode_tp_all_reduce"] = timed_collective("all_reduce", msg, tp, levels, cal,
+                                                            mode=mode)
+    if pp > 1:
+        hop, coll["decode_pipeline_hop"] = timed_collective("p2p", msg, 2, levels, cal,
+                                                            stride=tp, mode=mode)
     decode = L * (t_layer + 2 * ar) + t_logits + (pp - 1) * hop
     breakdown = {k: L * parts[k] + lparts[k] for k in parts}
     breakdown["tensor_parallel_comm"] = L * 2 * ar
@@ -172,8 +187,13 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
                              cfg.precision, fused_attention=True)
     t_pl = sum(op_time(o, peak, bw_w, cal) for o in pops)
     pmsg = b * cfg.prompt_len * model.hidden * 2.0
-    par = collective_time("all_reduce", pmsg, tp, levels, cal) if tp > 1 else 0.0
-    phop = collective_time("p2p", pmsg, 2, levels, cal, stride=tp) if pp > 1 else 0.0
+    par = phop = 0.0
+    if tp > 1:
+        par, coll["prefill_tp_all_reduce"] = timed_collective("all_reduce", pmsg, tp, levels,
+                                                              cal, mode=mode)
+    if pp > 1:
+        phop, coll["prefill_pipeline_hop"] = timed_collective("p2p", pmsg, 2, levels, cal,
+                                                              stride=tp, mode=mode)
     prefill = L * (t_pl + 2 * par) + t_logits + (pp - 1) * phop
     breakdown["prefill_s"] = prefill
 
@@ -198,6 +218,7 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         memory_per_chip_bytes=tier_totals(placement),
         memory_breakdown_bytes={"weights": weights, "kv_cache": kv}, placement=placement,
         power_w=power, joules_per_token=None if power is None else power / tokens_per_s,
+        collectives=coll,
     )
 
 

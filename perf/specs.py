@@ -120,6 +120,17 @@ class NetworkLevelSpec(_Frozen):
     topology: Topology = Field(description="topology of this level")
     max_hops: int = Field(default=1, ge=1, description="largest hop count between two chips "
                           "of one group at this level (network diameter)")
+    generator: str | None = Field(
+        default=None, description="generator spec of this level's topology for schedule "
+        "synthesis (accelkb.solver grammar, e.g. 'full:8', 'dragonfly:nodes=9'); its endpoints "
+        "are the chips of one group. None: the level cannot be scheduled")
+    scheduled: bool = Field(
+        default=False, description="True when the compiler schedules every transfer of this "
+        "level ahead of time (no run-time routing, arbitration or software synchronisation per "
+        "step; ak:StaticNetworkScheduling in the knowledge base, e.g. Groq C2C)")
+    link_bandwidth_bytes_per_s: float | None = Field(
+        default=None, gt=0, description="bandwidth of one unit link of the generator topology, "
+        "per direction, bytes/s: one step of a schedule moves one chunk over one unit link")
 
 
 class SystemSpec(_Frozen):

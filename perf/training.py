@@ -22,12 +22,11 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 from accelkb.errors import InputError
 
 from .calibration import Calibration
-from .collectives import collective_time
 from .compute import (
     layer_forward_ops,
     logits_ops,
@@ -44,6 +43,7 @@ from .memory import (
     stage_params,
     tier_totals,
 )
+from .scheduled import CollectiveMode, CollectiveTiming, timed_collective
 from .shapes import BYTES_PER, model_flops_per_token, training_flops_per_token
 from .specs import MemoryTierSpec, ModelSpec, SystemSpec
 
@@ -79,6 +79,10 @@ class TrainingConfig(BaseModel):
                                     "slowest memory tier (or on the host)")
     seq_len: int | None = Field(default=None, ge=1, description="sequence length; None: the "
                                 "model's")
+    collectives: CollectiveMode | None = Field(
+        default=None, description="where collective times come from: 'schedule' (synthesized "
+        "collision-free schedules where the solver can), 'alpha-beta', or 'auto' (schedules on "
+        "compiler-scheduled networks only); None: accelkb.perf.scheduled.DEFAULT_MODE")
     stage_layers: tuple[int, ...] | None = Field(
         default=None, description="transformer layers on each pipeline stage, first to last "
         "(Graphcore's layers_per_ipu); the fullest stage sets the pace. None: an even split, "
@@ -115,6 +119,11 @@ class TrainingEstimate(BaseModel):
                                           "requested number of tokens, s")
     energy_to_train_j: float | None = Field(default=None, description="energy to train the "
                                             "requested number of tokens, J")
+    collectives: SkipValidation[dict[str, CollectiveTiming]] = Field(
+        default_factory=dict, description="each collective of the step by role (tp_all_reduce, "
+        "sp_all_gather, pipeline_p2p, dp_all_reduce, zero3_all_gather, zero3_reduce_scatter): "
+        "its time and source (schedule or alpha-beta, with the schedule's steps, bound and "
+        "status or the fallback reason)")
 
 
 def check_layout(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig) -> tuple[int, int]:
@@ -207,15 +216,22 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     recompute_mb = layers * (t_rc_layer - x_rc_layer)
     act_msg = mb * s * model.hidden * e
     tp_mb = 0.0
+    coll: dict[str, CollectiveTiming] = {}
+    mode = cfg.collectives
     if tp > 1:
-        ar = collective_time("all_reduce", act_msg, tp, levels, cal)
+        ar, coll["tp_all_reduce"] = timed_collective("all_reduce", act_msg, tp, levels, cal,
+                                                     mode=mode)
         n_ar = 4 + (2 if cfg.recompute == "full" else 0)
         tp_mb = layers * n_ar * ar
         if sp:  # Megatron re-gathers the two sequence-parallel GEMM inputs in the backward pass
-            tp_mb += layers * 2 * collective_time("all_gather", act_msg, tp, levels, cal)
+            ag, coll["sp_all_gather"] = timed_collective("all_gather", act_msg, tp, levels, cal,
+                                                         mode=mode)
+            tp_mb += layers * 2 * ag
     pp_mb = 0.0
     if pp > 1:
-        pp_mb = 2.0 * v * collective_time("p2p", act_msg / tp, 2, levels, cal, stride=tp)
+        p2p, coll["pipeline_p2p"] = timed_collective("p2p", act_msg / tp, 2, levels, cal,
+                                                     stride=tp, mode=mode)
+        pp_mb = 2.0 * v * p2p
     t_mb = compute_mb + tp_mb + pp_mb
     bubble = (pp - 1) / v * t_mb
 
@@ -224,14 +240,16 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     dp_t = 0.0
     if dp > 1:
         if cfg.zero == 3:
-            ag = collective_time("all_gather", params * e, dp, levels, cal, stride=stride)
-            rs = collective_time("reduce_scatter", params * cfg.grad_bytes, dp, levels, cal,
-                                 stride=stride)
+            ag, coll["zero3_all_gather"] = timed_collective(
+                "all_gather", params * e, dp, levels, cal, stride=stride, mode=mode)
+            rs, coll["zero3_reduce_scatter"] = timed_collective(
+                "reduce_scatter", params * cfg.grad_bytes, dp, levels, cal, stride=stride,
+                mode=mode)
             dp_t = m * (2.0 * ag + rs)
             window = m * compute_mb
         else:
-            dp_t = collective_time("all_reduce", params * cfg.grad_bytes, dp, levels, cal,
-                                   stride=stride)
+            dp_t, coll["dp_all_reduce"] = timed_collective(
+                "all_reduce", params * cfg.grad_bytes, dp, levels, cal, stride=stride, mode=mode)
             window = layers * t_b_layer
         dp_exposed = max(0.0, dp_t - window) if cfg.dp_overlap else dp_t
     else:
@@ -294,6 +312,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         time_to_train_s=None if train_tokens is None else train_tokens / (tokens / step),
         energy_to_train_j=None if (train_tokens is None or power is None)
         else power * train_tokens / (tokens / step),
+        collectives=coll,
     )
 
 

@@ -18,7 +18,7 @@ from accelkb.perf.specs import ChipSpec, MemoryTierSpec, ModelSpec, SystemSpec
 
 CAL = load_calibration()
 MODULES = ["specs", "shapes", "calibration", "compute", "collectives", "memory", "training",
-           "inference", "energy", "checks", "api", "dense"]
+           "inference", "energy", "checks", "api", "dense", "scheduled"]
 
 
 @pytest.mark.parametrize("name", MODULES)

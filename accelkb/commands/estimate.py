@@ -5,7 +5,10 @@ Examples::
     accelkb estimate training --model gpt3-175b --system dgx-a100-superpod --chips 1024 \\
         --parallel 'tp=8,pp=16,dp=8,mb=1,gbs=1536,recompute=full' --json
     accelkb estimate inference --model llama2-70b --system groq-576 \\
-        --parallel 'tp=8,pp=72,batch=1,in=512,out=512,precision=int8'
+        --parallel 'tp=8,pp=72,batch=1,in=512,out=512,precision=int8,collectives=auto'
+
+``collectives=auto|schedule|alpha-beta`` in ``--parallel`` chooses where collective times come
+from (accelkb.perf.scheduled); the output lists each collective with its source.
 """
 
 from __future__ import annotations
@@ -58,6 +61,13 @@ def _human(data: dict[str, Any], phase: str) -> str:
     lines.append("  breakdown (s):")
     for k, v in data["breakdown"].items():
         lines.append(f"    {k:<26} {v:.4g}")
+    if data.get("collectives"):
+        lines.append("  collectives (s, source):")
+        for k, c in data["collectives"].items():
+            how = (f"schedule on {c['topology']}: {c['makespan_steps']} steps (bound "
+                   f"{c['lower_bound_steps']}, {c['status']}, {c['chunks']} chunks)"
+                   if c["source"] == "schedule" else f"alpha-beta ({c['fallback']})")
+            lines.append(f"    {k:<26} {c['seconds']:.4g}  {how}")
     return "\n".join(lines) + "\n"
 
 
