@@ -201,6 +201,7 @@ class AK(DefinedNamespace):
     hasFeature: URIRef
     hasMemoryTier: URIRef
     hasTopology: URIRef
+    headDimension: URIRef
     hiddenSize: URIRef
     hopLatencySecondsPerToken: URIRef
     hostCount: URIRef

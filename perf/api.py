@@ -1,7 +1,8 @@
 """Public API: ``estimate_training`` and ``estimate_inference`` with names, files or specs.
 
 ``model`` may be a :class:`ModelSpec`, a knowledge-base name (``"gpt3-175b"``) or a JSON file path
-with ``layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len, gated_mlp``; ``system`` may be a
+with ``layers, hidden, heads, kv_heads, ffn_hidden, vocab, seq_len, gated_mlp`` (optional
+``head_dim``, ``tied_embeddings``); ``system`` may be a
 :class:`SystemSpec`, a knowledge-base name (``"dgx-a100-superpod"``) or a JSON file of a
 SystemSpec. ``parallel`` may be a config object, a dict or a string such as
 ``"tp=8,pp=16,dp=8,mb=1,gbs=1536,recompute=full"``.

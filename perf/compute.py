@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from accelkb.errors import InputError
 
 from .calibration import Calibration
-from .shapes import BYTES_PER, kv_dim, mlp_matrices
+from .shapes import BYTES_PER, kv_dim, mlp_matrices, q_dim
 from .specs import ChipSpec, ModelSpec
 
 # Bytes moved per token x hidden by norm, dropout and residual operations of one layer forward at
@@ -127,14 +127,14 @@ def layer_forward_ops(
         FlashAttention-style kernel: the score matrix never goes to memory.
     """
     e = float(BYTES_PER[precision])
-    h, f, d = model.hidden, model.ffn_hidden, model.head_dim
+    h, f, d, q = model.hidden, model.ffn_hidden, model.head_size, q_dim(model)
     tokens = float(batch * query)
     heads = model.heads / tp
     kvd = kv_dim(model) / tp
     rep = tp if sp else 1
     ops = [
-        _gemm("qkv", tokens, h, (h + 2 * kv_dim(model)) / tp, e),
-        _gemm("attn_out", tokens, h / tp, h, e),
+        _gemm("qkv", tokens, h, (q + 2 * kv_dim(model)) / tp, e),
+        _gemm("attn_out", tokens, q / tp, h, e),
         _gemm("mlp_in", tokens, h, (mlp_matrices(model) - 1) * f / tp, e),
         _gemm("mlp_out", tokens, f / tp, h, e),
         Op("norm_dropout_residual", "stream", 0.0,

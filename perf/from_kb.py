@@ -209,6 +209,7 @@ def model_spec(name: str, kb: KnowledgeBase | None = None) -> ModelSpec:
             raise InputError(f"model {name}: expected {prop.split('#')[-1]} in the knowledge base")
         values[key] = v
     values["kv_heads"] = _int(g, iri, AK.kvHeads) or values["heads"]
+    values["head_dim"] = _int(g, iri, AK.headDimension)  # None: hidden / heads
     gated = g.value(iri, AK.gatedMlp)
     values["gated_mlp"] = bool(gated.toPython()) if isinstance(gated, Literal) else False
     try:

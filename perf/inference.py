@@ -32,7 +32,7 @@ from .energy import average_power
 from .memory import kv_cache_bytes, place, stage_params, tier_totals
 from .scheduled import CollectiveMode, CollectiveTiming, timed_collective
 from .shapes import BYTES_PER, forward_flops_per_token
-from .specs import MemoryTierSpec, ModelSpec, SystemSpec
+from .specs import MemoryTierSpec, ModelSpec, SystemSpec, check_tensor_parallel
 
 
 class InferenceConfig(BaseModel):
@@ -139,9 +139,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
 def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
               cal: Calibration) -> InferenceEstimate:
     tp, pp, b = cfg.tp, cfg.pp, cfg.batch
-    if model.heads % tp:
-        raise InputError(f"expected tp to divide the {model.heads} attention heads of "
-                         f"'{model.name}', got tp={tp}")
+    check_tensor_parallel(model, tp)
     if pp > model.layers:
         raise InputError(f"expected pp <= {model.layers} layers, got pp={pp}")
     chips = tp * pp

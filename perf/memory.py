@@ -90,7 +90,8 @@ def activation_bytes_per_layer(
     r = model.kv_heads / model.heads
     m = 3.0 if model.gated_mlp else 2.0
     outside = 10.0 / (tp if sp else 1)
-    inside = (4.0 + 4.0 * r + 2.0 * m * model.ffn_hidden / model.hidden) / tp
+    qh = model.q_dim / model.hidden  # 1 unless the model sets its own head_dim
+    inside = ((4.0 + 4.0 * r) * qh + 2.0 * m * model.ffn_hidden / model.hidden) / tp
     scores = 0.0 if (recompute == "selective" or fused_attention) else \
         5.0 * model.heads * s / model.hidden / tp
     return sbh * (outside + inside + scores)
@@ -111,7 +112,7 @@ def activation_bytes(
 def kv_cache_bytes(model: ModelSpec, batch: int, context: int, tp: int = 1, pp: int = 1,
                    precision: str = "bf16") -> float:
     """KV-cache bytes per chip: ``2 L n_kv d_head s b bytes / (tp pp)`` (kv heads split by tp)."""
-    kv = model.kv_heads * model.head_dim
+    kv = model.kv_heads * model.head_size
     layers = math.ceil(model.layers / pp)
     kv_tp = max(1, min(tp, model.kv_heads))  # kv heads are replicated beyond their count
     return 2.0 * layers * kv * context * batch * BYTES_PER[precision] / kv_tp

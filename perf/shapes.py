@@ -23,8 +23,14 @@ BYTES_PER = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
 
 
 def kv_dim(m: ModelSpec) -> int:
-    """Width of the key (or value) projection: kv_heads * head_dim."""
-    return m.kv_heads * m.head_dim
+    """Width of the key (or value) projection: kv_heads * head size."""
+    return m.kv_heads * m.head_size
+
+
+def q_dim(m: ModelSpec) -> int:
+    """Width of the query projection (and the attention output's input): heads * head size;
+    equal to the hidden size unless the model gives its own ``head_dim``."""
+    return m.heads * m.head_size
 
 
 def mlp_matrices(m: ModelSpec) -> int:
@@ -34,8 +40,8 @@ def mlp_matrices(m: ModelSpec) -> int:
 
 def matmul_params_per_layer(m: ModelSpec) -> int:
     """Weights of one layer that take part in matrix multiplies (no biases, no norms)."""
-    h = m.hidden
-    attn = h * (h + 2 * kv_dim(m)) + h * h
+    h, q = m.hidden, q_dim(m)
+    attn = h * (q + 2 * kv_dim(m)) + q * h
     mlp = mlp_matrices(m) * h * m.ffn_hidden
     return attn + mlp
 
@@ -45,7 +51,7 @@ def params_per_layer(m: ModelSpec) -> int:
     h = m.hidden
     extra = 2 * h if not m.gated_mlp else 0  # layernorm scale+bias vs RMSNorm scale
     norms = 2 * h + extra
-    biases = 0 if m.gated_mlp else (h + 2 * kv_dim(m)) + h + m.ffn_hidden + h
+    biases = 0 if m.gated_mlp else (q_dim(m) + 2 * kv_dim(m)) + h + m.ffn_hidden + h
     return matmul_params_per_layer(m) + norms + biases
 
 
@@ -66,8 +72,9 @@ def total_params(m: ModelSpec) -> int:
 
 
 def attention_flops_per_token(m: ModelSpec, context: int) -> float:
-    """Score and value matmul FLOPs of one layer for one token attending to ``context`` keys."""
-    return 4.0 * context * m.hidden
+    """Score and value matmul FLOPs of one layer for one token attending to ``context`` keys
+    (``2 x 2 x context x heads x head size``)."""
+    return 4.0 * context * q_dim(m)
 
 
 def layer_forward_flops_per_token(m: ModelSpec, context: int | None = None) -> float:

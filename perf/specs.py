@@ -200,18 +200,57 @@ class ModelSpec(_Frozen):
                             "for a plain two-matrix MLP")
     tied_embeddings: bool = Field(default=False, description="output layer shares the input "
                                   "embedding matrix")
+    head_dim: int | None = Field(
+        default=None, ge=1, description="size of one attention head when it is not hidden / "
+        "heads (GPT-3 XL: 24 heads of 128 on a 2048 hidden size, Brown et al. 2020 Table 2.1); "
+        "the q and o projections are then heads x head_dim wide, k and v kv_heads x head_dim. "
+        "None: hidden / heads")
 
     @model_validator(mode="after")
     def _check(self) -> ModelSpec:
-        if self.hidden % self.heads:
-            raise ValueError(f"expected hidden divisible by heads, got hidden={self.hidden}, "
-                             f"heads={self.heads}")
+        if self.head_dim is None and self.hidden % self.heads:
+            raise ValueError(f"expected hidden divisible by heads, or an explicit head_dim, got "
+                             f"hidden={self.hidden}, heads={self.heads}")
         if self.heads % self.kv_heads:
             raise ValueError(f"expected heads divisible by kv_heads, got heads={self.heads}, "
                              f"kv_heads={self.kv_heads}")
         return self
 
     @property
-    def head_dim(self) -> int:
-        """Size of one attention head, hidden / heads."""
-        return self.hidden // self.heads
+    def head_size(self) -> int:
+        """Size of one attention head: ``head_dim`` if given, else hidden / heads.
+
+        Examples
+        --------
+        >>> xl = ModelSpec(name="gpt3-xl", layers=24, hidden=2048, heads=24, kv_heads=24,
+        ...                ffn_hidden=8192, vocab=50257, seq_len=2048, gated_mlp=False,
+        ...                head_dim=128)
+        >>> xl.head_size, xl.q_dim
+        (128, 3072)
+        """
+        return self.head_dim if self.head_dim is not None else self.hidden // self.heads
+
+    @property
+    def q_dim(self) -> int:
+        """Width of the query (and attention output) projection: heads x head size."""
+        return self.heads * self.head_size
+
+
+def check_tensor_parallel(model: ModelSpec, tp: int) -> None:
+    """Check that ``tp`` splits the attention heads evenly.
+
+    ``tp`` must divide the query heads; key/value heads are split when ``tp`` divides them and
+    replicated when ``tp`` is a multiple of them (grouped-query attention beyond its groups).
+
+    Raises
+    ------
+    InputError
+        With the head counts and ``tp`` when it does not.
+    """
+    if model.heads % tp:
+        raise InputError(f"expected tp to divide the {model.heads} attention heads of "
+                         f"'{model.name}', got tp={tp}")
+    if model.kv_heads % tp and tp % model.kv_heads:
+        raise InputError(f"expected tp to divide the {model.kv_heads} key/value heads of "
+                         f"'{model.name}' (or be a multiple of them, replicating each), got "
+                         f"tp={tp}")

@@ -45,7 +45,7 @@ from .memory import (
 )
 from .scheduled import CollectiveMode, CollectiveTiming, timed_collective
 from .shapes import BYTES_PER, model_flops_per_token, training_flops_per_token
-from .specs import MemoryTierSpec, ModelSpec, SystemSpec
+from .specs import MemoryTierSpec, ModelSpec, SystemSpec, check_tensor_parallel
 
 
 class TrainingConfig(BaseModel):
@@ -134,9 +134,7 @@ def check_layout(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig) -> t
     InputError
         With "expected X, got Y" for every inconsistent choice.
     """
-    if model.heads % cfg.tp:
-        raise InputError(f"expected tp to divide the {model.heads} attention heads of "
-                         f"'{model.name}', got tp={cfg.tp}")
+    check_tensor_parallel(model, cfg.tp)
     if cfg.pp * cfg.interleave > model.layers:
         raise InputError(f"expected pp x interleave <= {model.layers} layers, got "
                          f"{cfg.pp} x {cfg.interleave}")

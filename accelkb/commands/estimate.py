@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("phase", choices=("training", "inference"), help="what to estimate")
     parser.add_argument("--model", required=True, metavar="NAME|FILE.json",
                         help="knowledge-base model name or JSON file with layers, hidden, heads, "
-                        "kv_heads, ffn_hidden, vocab, seq_len, gated_mlp")
+                        "kv_heads, ffn_hidden, vocab, seq_len, gated_mlp (optional head_dim when "
+                        "the head size is not hidden / heads)")
     parser.add_argument("--system", required=True, metavar="NAME|FILE.json",
                         help="knowledge-base system name or SystemSpec JSON file")
     parser.add_argument("--chips", type=int, default=None, help="resize the system to N chips")
