@@ -3,61 +3,66 @@
 The engine knows no rule by name. Each rule's WHERE part runs as ``SELECT *`` (values go in
 through bindings, never into the text); each solution instantiates the CONSTRUCT template, and
 triples not yet in any graph go to the inferred graph. For every solution that adds a triple a
-PROV-O derivation record goes to the derivations graph::
+PROV-O derivation record goes to the derivations graph (rule, bindings, premise statements,
+generated statements; the shape is in :mod:`accelkb.rules.records`).
 
-    kb:derivation-<rule>-<hash>  a ak:Derivation, prov:Activity ;
-        ak:rule kb:rule-<id> ;                      # rdfs:subPropertyOf prov:hadPlan
-        ak:binding [ak:bindingVariable "x" ; ak:bindingValue v]  (an IRI, not a blank node)
-        prov:used kb:stmt-<hash> ...                # premise statements (rdf:Statement)
-    kb:stmt-<hash> prov:wasGeneratedBy kb:derivation-... # each new triple, as rdf:Statement
-
-Statement IRIs are a hash of the triple, so ``explain`` finds a fact's derivation by lookup.
 Rules run in the order of their dependency graph (rule A before B when A writes a term B reads;
 cycles run together); a rule reruns only when a term it reads gained triples, until nothing
 changes or ``max_rounds`` passes are spent (:attr:`FixpointReport.converged` says which).
 
-Two stores are supported: :class:`RdflibStore` (the knowledge base's own rdflib ``Dataset``; no
-copy) and :class:`OxigraphStore` (pyoxigraph, optional; ``bench/rules_bench.py`` compares them).
+Two stores are supported (:mod:`accelkb.rules.stores`): :class:`RdflibStore` (the knowledge
+base's own rdflib ``Dataset``; no copy) and :class:`OxigraphStore` (pyoxigraph, optional;
+``bench/rules_bench.py`` compares them). The engine works on the store's own terms: a rule's
+template and premise patterns are compiled once per run into index lookups on the solution
+tuple, so a solution costs no term conversion at all.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
+import operator
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
-from rdflib import RDF, RDFS, Dataset, Literal, Namespace, URIRef, Variable
-from rdflib.namespace import DCTERMS
-from rdflib.plugins.sparql import prepareQuery
-from rdflib.plugins.sparql.sparql import Query
+from rdflib import URIRef, Variable
 from rdflib.term import Node
 
-from accelkb.ontology import loader
-from accelkb.ontology.kb import DERIVATIONS, INFERRED
-from accelkb.ontology.namespace import AK
+from accelkb.ontology.kb import INFERRED
 
 from .parse import Pattern, Rule
+from .records import (
+    DERIVATION_NS,
+    PROV,
+    STMT_NS,
+    OxigraphRecorder,
+    RdflibRecorder,
+    RecordPlan,
+    rule_record,
+    statement_iri,
+)
+from .stores import OxigraphStore, RdflibStore
 
-PROV = Namespace("http://www.w3.org/ns/prov#")
-STMT_NS = loader.DATA_NS + "stmt-"
-DERIVATION_NS = loader.DATA_NS + "derivation-"
-Triple = tuple[Node, Node, Node]
-# Terms used per derivation, looked up once (DefinedNamespace attribute access is slow).
-_A, _STATEMENT, _SUBJ, _PRED, _OBJ = RDF.type, RDF.Statement, RDF.subject, RDF.predicate, RDF.object
-_DERIVATION, _ACTIVITY, _RULE = AK.Derivation, PROV.Activity, AK.rule
-_BINDING, _VAR, _VALUE = AK.binding, AK.bindingVariable, AK.bindingValue
-_USED, _GENERATED_BY = PROV.used, PROV.wasGeneratedBy
+Triple = tuple[Any, Any, Any]
+Recorder = RdflibRecorder | OxigraphRecorder
+
+__all__ = ["DERIVATION_NS", "PROV", "STMT_NS", "FixpointReport", "OxigraphStore", "RdflibStore",
+           "RuleRun", "Store", "dependency_graph", "dependency_order", "rule_record", "run_fixpoint",
+           "run_rule", "statement_iri"]
 
 
 class Store(Protocol):
-    """What the engine needs from a quad store."""
+    """What the engine needs from a quad store (terms are the store's own)."""
 
-    def select(self, rule: Rule, bindings: Mapping[str, Node]) -> list[dict[Variable, Node]]:
-        """Solutions of the rule's WHERE part over the union of all graphs."""
+    literal_type: type
+    iri_type: type
+
+    def native(self, node: Node) -> Any:
+        """The store's term for an rdflib term."""
+
+    def solutions(self, rule: Rule, bindings: Mapping[str, Node]) -> tuple[list[str], list[Any]]:
+        """Variable names and solution tuples of the rule's WHERE part over all graphs."""
 
     def contains(self, triple: Triple) -> bool:
         """Whether the triple is in any graph."""
@@ -65,138 +70,11 @@ class Store(Protocol):
     def add(self, graph: URIRef, triples: Iterable[Triple]) -> None:
         """Add triples to a named graph."""
 
+    def recorder(self) -> Recorder:
+        """A writer of derivation records into the store."""
 
-class RdflibStore:
-    """The engine over an rdflib ``Dataset`` with ``default_union=True`` (the knowledge base's)."""
-
-    def __init__(self, dataset: Dataset) -> None:
-        self.dataset = dataset
-        self._prepared: dict[str, Query] = {}
-
-    def select(self, rule: Rule, bindings: Mapping[str, Node]) -> list[dict[Variable, Node]]:
-        query = rule.select_query or self._prepared.get(rule.path)
-        if query is None:
-            query = self._prepared[rule.path] = prepareQuery(rule.select_text)
-        result = self.dataset.query(query, initBindings=dict(bindings))  # type: ignore[arg-type]
-        return list(result.bindings)  # type: ignore[arg-type]
-
-    def contains(self, triple: Triple) -> bool:
-        return triple in self.dataset
-
-    def add(self, graph: URIRef, triples: Iterable[Triple]) -> None:
-        g = self.dataset.graph(graph)
-        for t in triples:
-            g.add(t)
-
-
-class OxigraphStore:
-    """The engine over a pyoxigraph ``Store`` (optional dependency ``pyoxigraph``).
-
-    Build it from a dataset with :meth:`from_dataset`; :meth:`triples` reads a graph back.
-    """
-
-    def __init__(self) -> None:
-        import pyoxigraph as ox
-
-        self.ox = ox
-        self.store = ox.Store()
-        self._cache: dict[Node, Any] = {}
-        self._nt: dict[Node, str] = {}
-
-    @classmethod
-    def from_dataset(cls, dataset: Dataset) -> OxigraphStore:
-        """Copy every named graph of an rdflib dataset into a new in-memory Oxigraph store."""
-        out = cls()
-        out.store.bulk_extend(
-            out.ox.Quad(out._to_ox(s), out._to_ox(p), out._to_ox(o), out._to_ox(_name(g)))
-            for s, p, o, g in dataset.quads((None, None, None, None))
-            if isinstance(_name(g), URIRef))
-        return out
-
-    def _to_ox(self, t: Node) -> Any:
-        hit = self._cache.get(t)
-        if hit is not None:
-            return hit
-        out = self._convert(t)
-        if len(self._cache) < 2_000_000:
-            self._cache[t] = out
-        return out
-
-    def _convert(self, t: Node) -> Any:
-        ox = self.ox
-        if isinstance(t, URIRef):
-            return ox.NamedNode(str(t))
-        if isinstance(t, Literal):
-            if t.language:
-                return ox.Literal(str(t), language=t.language)
-            if t.datatype:
-                return ox.Literal(str(t), datatype=ox.NamedNode(str(t.datatype)))
-            return ox.Literal(str(t))
-        return ox.BlankNode(str(t))
-
-    def _from_ox(self, t: Any) -> Node:
-        ox = self.ox
-        if isinstance(t, ox.NamedNode):
-            return URIRef(t.value)
-        if isinstance(t, ox.Literal):
-            if t.language:
-                return Literal(t.value, lang=t.language)
-            dt = t.datatype.value
-            return Literal(t.value, datatype=None if dt.endswith("#string") else URIRef(dt))
-        from rdflib import BNode
-        return BNode(t.value)
-
-    def select(self, rule: Rule, bindings: Mapping[str, Node]) -> list[dict[Variable, Node]]:
-        subs = {self.ox.Variable(k): self._to_ox(v) for k, v in bindings.items()}
-        res: Any = self.store.query(rule.select_text, use_default_graph_as_union=True,
-                                    substitutions=subs or None)
-        names = [v.value for v in res.variables]
-        rows = []
-        for sol in res:
-            row = {}
-            for n in names:
-                v = sol[n]
-                if v is not None:
-                    row[Variable(n)] = self._from_ox(v)
-            rows.append(row)
-        return rows
-
-    def contains(self, triple: Triple) -> bool:
-        s, p, o = (self._to_ox(t) for t in triple)
-        return any(True for _ in self.store.quads_for_pattern(s, p, o, None))
-
-    def add(self, graph: URIRef, triples: Iterable[Triple]) -> None:
-        triples = list(triples)
-        if not triples:
-            return
-        if len(self._nt) > 500_000:  # bound memory; the cache only saves n3() calls
-            self._nt.clear()
-        nt = self._nt
-        lines = []
-        for tr in triples:
-            parts = []
-            for t in tr:
-                text = nt.get(t)
-                if text is None:
-                    text = nt[t] = _n3(t)
-                parts.append(text)
-            lines.append(" ".join(parts))
-        data = (" .\n".join(lines) + " .\n").encode("utf-8")
-        self.store.load(data, format=self.ox.RdfFormat.N_TRIPLES,
-                        to_graph=self.ox.NamedNode(str(graph)))
-
-    def triples(self, graph: URIRef) -> list[Triple]:
-        """Every triple of one named graph, as rdflib terms."""
-        return [(self._from_ox(q.subject), self._from_ox(q.predicate), self._from_ox(q.object))
-                for q in self.store.quads_for_pattern(None, None, None,
-                                                      self.ox.NamedNode(str(graph)))]
-
-    def __len__(self) -> int:
-        return len(self.store)
-
-
-def _name(g: Any) -> Any:
-    return getattr(g, "identifier", g)
+    def sync(self) -> None:
+        """Wait until records written in the background are in the store."""
 
 
 class RuleRun(BaseModel):
@@ -266,110 +144,83 @@ def dependency_order(rules: Iterable[Rule]) -> list[Rule]:
     return out
 
 
-def _h(*parts: str) -> str:
-    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=10).hexdigest()
+class _Compiled:
+    """A rule's patterns as index lookups on ``solution + constants`` (one C call each)."""
 
+    __slots__ = ("consts", "plan", "premises", "template")
 
-@functools.lru_cache(maxsize=1 << 18)
-def _n3(term: Node) -> str:
-    return term.n3()
+    def __init__(self, rule: Rule, names: Sequence[str], store: Store) -> None:
+        index = {n: i for i, n in enumerate(names)}
+        consts: list[Any] = []
 
+        def slot(term: Any) -> int | None:
+            if isinstance(term, Variable):
+                return index.get(str(term))
+            consts.append(store.native(term))
+            return len(names) + len(consts) - 1
 
-@functools.lru_cache(maxsize=1024)
-def _var_literal(name: str) -> Literal:
-    return Literal(name)
+        def compile_(p: Pattern) -> tuple[Callable[[Any], Triple], bool, bool] | None:
+            slots = [slot(t) for t in (p.s, p.p, p.o)]
+            if any(i is None for i in slots):  # a variable no solution binds
+                return None
+            return (operator.itemgetter(*slots),
+                    isinstance(p.s, Variable), isinstance(p.p, Variable))
 
-
-def statement_iri(triple: Triple) -> URIRef:
-    """The IRI of the rdf:Statement that stands for ``triple`` in derivation records."""
-    return URIRef(STMT_NS + _h(*(_n3(t) for t in triple)))
-
-
-class _Recorder:
-    """Builds derivation records; writes each rdf:Statement's four triples once per run."""
-
-    def __init__(self) -> None:
-        self.iris: dict[Triple, URIRef] = {}
-
-    def statement(self, triple: Triple, out: list[Triple]) -> URIRef:
-        st = self.iris.get(triple)
-        if st is None:
-            if len(self.iris) > 1_000_000:  # bound memory; re-adding a statement is harmless
-                self.iris.clear()
-            st = self.iris[triple] = statement_iri(triple)
-            out += [(st, _A, _STATEMENT), (st, _SUBJ, triple[0]), (st, _PRED, triple[1]),
-                    (st, _OBJ, triple[2])]
-        return st
-
-
-def _instantiate(p: Pattern, row: Mapping[Variable, Node]) -> Triple | None:
-    out = []
-    for t in (p.s, p.p, p.o):
-        v = row.get(t) if isinstance(t, Variable) else t
-        if v is None:
-            return None
-        out.append(v)
-    s, pred, o = out
-    if isinstance(s, Literal) or not isinstance(pred, URIRef):
-        return None
-    return (s, pred, o)
-
-
-def rule_record(rule: Rule) -> list[Triple]:
-    """Triples describing a rule (its IRI, id, title, template, file, source)."""
-    return [(rule.iri, RDF.type, AK.Rule), (rule.iri, RDF.type, PROV.Plan),
-            (rule.iri, AK.ruleId, Literal(rule.id)), (rule.iri, RDFS.label, Literal(rule.title)),
-            (rule.iri, AK.explanationTemplate, Literal(rule.explanation)),
-            (rule.iri, AK.ruleFile, Literal(rule.path)),
-            (rule.iri, DCTERMS.source, rule.source)]
-
-
-def _derivation(rule: Rule, row: Mapping[Variable, Node], new: list[Triple],
-                store: Store, rec: _Recorder) -> list[Triple]:
-    items = sorted((str(k), v) for k, v in row.items())
-    d = URIRef(DERIVATION_NS + rule.id + "-" + _h(*(f"{k}={_n3(v)}" for k, v in items)))
-    items = [(k, v) for k, v in items if k in rule.recorded_vars]
-    out: list[Triple] = [(d, _A, _DERIVATION), (d, _A, _ACTIVITY), (d, _RULE, rule.iri)]
-    for k, v in items:
-        b = URIRef(f"{d}-{k}")
-        out += [(d, _BINDING, b), (b, _VAR, _var_literal(k)), (b, _VALUE, v)]
-    seen: set[Triple] = set()
-    for p in rule.premises:
-        t = _instantiate(p, row)
-        if t is None or t in seen or (p.optional and not store.contains(t)):
-            continue
-        seen.add(t)
-        out.append((d, _USED, rec.statement(t, out)))
-    for t in new:
-        out.append((rec.statement(t, out), _GENERATED_BY, d))
-    return out
+        self.template = [c for c in map(compile_, rule.template) if c is not None]
+        self.premises = [(c, p.optional) for p in rule.premises
+                         if (c := compile_(p)) is not None]
+        self.consts = tuple(consts)
+        self.plan = RecordPlan(rule, names)
 
 
 def run_rule(rule: Rule, store: Store, bindings: Mapping[str, Node] | None = None,
-             record: bool = True, recorder: _Recorder | None = None
+             record: bool = True, recorder: Recorder | None = None
              ) -> tuple[int, list[Triple], int]:
-    """Run one rule once: (solutions, new triples, derivation records added)."""
-    rec = recorder or _Recorder()
-    rows = store.select(rule, bindings or {})
+    """Run one rule once: (solutions, new triples in the store's terms, derivations recorded).
+
+    A triple is new when no graph holds it and no earlier solution of this run made it; the
+    first solution that makes a triple is the one its record cites.
+    """
+    rec = (recorder or store.recorder()) if record else None
+    names, rows = store.solutions(rule, bindings or {})
+    c = _Compiled(rule, names, store)
+    lit, iri, contains = store.literal_type, store.iri_type, store.contains
+    consts, template, premises = c.consts, c.template, c.premises
     new_all: list[Triple] = []
     seen: set[Triple] = set()
-    records: list[Triple] = []
     derivations = 0
     for row in rows:
+        ext = row + consts
         new = []
-        for p in rule.template:
-            t = _instantiate(p, row)
-            if t is not None and t not in seen and not store.contains(t):
-                seen.add(t)
-                new.append(t)
-        if new:
-            new_all += new
-            if record:
-                records += _derivation(rule, row, new, store, rec)
-                derivations += 1
+        for get, var_s, var_p in template:
+            t = get(ext)
+            s, p, o = t
+            if s is None or p is None or o is None or (var_s and isinstance(s, lit)) or \
+                    (var_p and not isinstance(p, iri)) or t in seen or contains(t):
+                continue
+            seen.add(t)
+            new.append(t)
+        if not new:
+            continue
+        new_all += new
+        if rec is not None:
+            used: list[Triple] = []
+            for (get, var_s, var_p), optional in premises:
+                t = get(ext)
+                s, p, o = t
+                if s is None or p is None or o is None or (var_s and isinstance(s, lit)) or \
+                        (var_p and not isinstance(p, iri)) or t in used or \
+                        (optional and not contains(t)):
+                    continue
+                used.append(t)
+            rec.derivation(c.plan, ext, used, new)
+            derivations += 1
     store.add(INFERRED, new_all)
-    if records:
-        store.add(DERIVATIONS, records)
+    if rec is not None:
+        if recorder is None:
+            rec.close()
+        else:
+            rec.flush()
     return len(rows), new_all, derivations
 
 
@@ -403,12 +254,12 @@ def run_fixpoint(rules: Iterable[Rule], store: Store, *, max_rounds: int = 10,
     rules = list(rules)
     order = dependency_order(rules)
     graph = dependency_graph(rules)
-    if record:
-        store.add(DERIVATIONS, [t for r in order for t in rule_record(r)])
     stats = {r.id: [0, 0, 0, 0, 0.0] for r in order}
     dirty = {r.id for r in order}
     passes = 0
-    recorder = _Recorder()
+    recorder = store.recorder() if record else None
+    if recorder is not None:
+        recorder.rules(order)
     while dirty and passes < max_rounds:
         passes += 1
         for rule in order:
@@ -425,6 +276,8 @@ def run_fixpoint(rules: Iterable[Rule], store: Store, *, max_rounds: int = 10,
             st[4] += time.perf_counter() - t0
             if new:
                 dirty |= set(graph.successors(rule.id))
+    if recorder is not None:
+        recorder.close()
     runs = [RuleRun(rule=i, runs=int(s[0]), solutions=int(s[1]), new_triples=int(s[2]),
                     derivations=int(s[3]), seconds=float(s[4])) for i, s in stats.items()]
     return FixpointReport(converged=not dirty, passes=passes, max_rounds=max_rounds,

@@ -132,7 +132,7 @@ class _Walker:
         self.e = kb.graph(ESTIMATES)
         self.i = kb.graph(INFERRED)
         self.max_depth = max_depth
-        self.seen: set[URIRef] = set()
+        self.seen: set[Node] = set()
 
     def label(self, node: Node) -> str:
         if isinstance(node, Literal):
@@ -204,11 +204,25 @@ class _Walker:
                          locator=str(loc) if loc else None,
                          confidence=self.label(conf) if conf is not None else None)
 
+    def derivation_of(self, t: tuple[Node, Node, Node]) -> Node | None:
+        """The derivation that generated ``t``: by the statement's IRI, else (a literal that
+        Oxigraph wrote in another lexical form, or another statement IRI for the same triple)
+        by the statement's subject, predicate and object."""
+        d = self.d.value(statement_iri(t), PROV.wasGeneratedBy)
+        if d is not None:
+            return d
+        s, p, o = t
+        for st in self.d.subjects(RDF.subject, s):
+            if (st, RDF.predicate, p) in self.d and (st, RDF.object, o) in self.d:
+                d = self.d.value(st, PROV.wasGeneratedBy)
+                if d is not None:
+                    return d
+        return None
+
     def explain(self, t: tuple[Node, Node, Node], depth: int) -> Explanation:
         s, p, o = t
         base: dict[str, Any] = {"subject": str(s), "predicate": str(p), "object": str(o)}
-        st = statement_iri(t)
-        d = self.d.value(st, PROV.wasGeneratedBy)
+        d = self.derivation_of(t)
         if d is not None:
             rule = self.d.value(d, AK.rule)
             binds = {str(self.d.value(b, AK.bindingVariable)): self.d.value(b, AK.bindingValue)

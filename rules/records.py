@@ -1,0 +1,254 @@
+"""Derivation records (PROV-O), written in each store's own terms.
+
+One record per rule solution that adds a triple, in the derivations graph::
+
+    kb:derivation-<rule>-<hash>  a ak:Derivation, prov:Activity ;
+        ak:rule kb:rule-<id> ;                      # rdfs:subPropertyOf prov:hadPlan
+        ak:binding kb:binding-<hash> ... ;          # one per recorded variable
+        prov:used kb:stmt-<hash> ... .              # premise statements (rdf:Statement)
+    kb:binding-<hash> ak:bindingVariable "x" ; ak:bindingValue v .
+    kb:stmt-<hash> a rdf:Statement ; rdf:subject s ; rdf:predicate p ; rdf:object o .
+    kb:stmt-<hash> prov:wasGeneratedBy kb:derivation-...   # each new triple
+
+Every IRI is a hash of what it stands for: a derivation of its rule and all bindings of the
+solution, a binding of (variable, value), a statement of its triple (the N-Triples form of its
+terms). So records are idempotent, and a binding or a statement that many derivations share is
+written once. Two writers make the same shape: :class:`RdflibRecorder` adds rdflib triples to a
+``Dataset``; :class:`OxigraphRecorder` never builds a Python RDF term: it writes N-Triples text
+from the terms' own N-Triples forms (which the hashes need anyway) and hands it to Oxigraph's
+parser in large chunks, loaded while the engine goes on (:meth:`OxigraphStore.load_records`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from rdflib import RDF, RDFS, Literal, Namespace, URIRef
+from rdflib.namespace import DCTERMS
+from rdflib.term import Node
+
+from accelkb.ontology import loader
+from accelkb.ontology.kb import DERIVATIONS
+from accelkb.ontology.namespace import AK
+
+from .parse import Rule
+
+if TYPE_CHECKING:
+    from .stores import OxigraphStore, RdflibStore
+
+PROV = Namespace("http://www.w3.org/ns/prov#")
+STMT_NS = loader.DATA_NS + "stmt-"
+DERIVATION_NS = loader.DATA_NS + "derivation-"
+BINDING_NS = loader.DATA_NS + "binding-"
+Triple = tuple[Any, Any, Any]
+# Terms used per derivation, looked up once (DefinedNamespace attribute access is slow).
+_A, _STATEMENT, _SUBJ, _PRED, _OBJ = RDF.type, RDF.Statement, RDF.subject, RDF.predicate, RDF.object
+_DERIVATION, _ACTIVITY, _RULE = AK.Derivation, PROV.Activity, AK.rule
+_BINDING, _VAR, _VALUE = AK.binding, AK.bindingVariable, AK.bindingValue
+_USED, _GENERATED_BY = PROV.used, PROV.wasGeneratedBy
+#: bound on the statement and binding caches (re-writing one after a reset is harmless)
+CACHE_LIMIT = 400_000
+
+
+def _h(*parts: str) -> str:
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=10).hexdigest()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _n3(term: Node) -> str:
+    return term.n3()
+
+
+def statement_iri(triple: tuple[Node, Node, Node]) -> URIRef:
+    """The IRI of the rdf:Statement that stands for an rdflib ``triple`` in derivation records.
+
+    Oxigraph writes a literal in its own N-Triples form (``"1"^^xsd:double`` where rdflib
+    normalises to ``"1.0"``), so for a triple with a literal the statement may have another
+    IRI there; :func:`accelkb.rules.explain.explain` then finds it by its
+    ``rdf:subject`` / ``rdf:predicate`` / ``rdf:object``.
+    """
+    return URIRef(STMT_NS + _h(*(_n3(t) for t in triple)))
+
+
+def rule_record(rule: Rule) -> list[tuple[Node, Node, Node]]:
+    """Triples describing a rule (its IRI, id, title, template, file, source)."""
+    return [(rule.iri, RDF.type, AK.Rule), (rule.iri, RDF.type, PROV.Plan),
+            (rule.iri, AK.ruleId, Literal(rule.id)), (rule.iri, RDFS.label, Literal(rule.title)),
+            (rule.iri, AK.explanationTemplate, Literal(rule.explanation)),
+            (rule.iri, AK.ruleFile, Literal(rule.path)),
+            (rule.iri, DCTERMS.source, rule.source)]
+
+
+class RecordPlan:
+    """What a recorder needs of one rule and its solution layout (built once per rule run).
+
+    ``key_parts`` are ``("name=", index)`` for every variable, sorted by name (the derivation
+    hash); ``recorded`` are ``(name, index)`` of the variables whose bindings are kept.
+    """
+
+    __slots__ = ("key_parts", "recorded", "rule")
+
+    def __init__(self, rule: Rule, names: Sequence[str]) -> None:
+        self.rule = rule
+        self.key_parts = [(n + "=", i) for n, i in sorted((n, i) for i, n in enumerate(names))]
+        self.recorded = [(n, i) for n, i in sorted((n, i) for i, n in enumerate(names))
+                         if n in rule.recorded_vars]
+
+
+class RdflibRecorder:
+    """Derivation records as rdflib triples, added to the store's derivations graph."""
+
+    def __init__(self, store: RdflibStore) -> None:
+        self.store = store
+        self.out: list[tuple[Node, Node, Node]] = []
+        self.statements: dict[Triple, URIRef] = {}
+        self.bindings: dict[tuple[str, Node], URIRef] = {}
+
+    def rules(self, rules: Iterable[Rule]) -> None:
+        """Describe the rules (each derivation's ``ak:rule`` points to one)."""
+        self.out += [t for r in rules for t in rule_record(r)]
+        self.flush()
+
+    def statement(self, triple: Triple) -> URIRef:
+        st = self.statements.get(triple)
+        if st is None:
+            if len(self.statements) > CACHE_LIMIT:
+                self.statements.clear()
+            st = self.statements[triple] = statement_iri(triple)
+            self.out += [(st, _A, _STATEMENT), (st, _SUBJ, triple[0]),
+                         (st, _PRED, triple[1]), (st, _OBJ, triple[2])]
+        return st
+
+    def binding(self, name: str, value: Node) -> URIRef:
+        b = self.bindings.get((name, value))
+        if b is None:
+            if len(self.bindings) > CACHE_LIMIT:
+                self.bindings.clear()
+            b = self.bindings[(name, value)] = URIRef(BINDING_NS + _h(name, _n3(value)))
+            self.out += [(b, _VAR, Literal(name)), (b, _VALUE, value)]
+        return b
+
+    def derivation(self, plan: RecordPlan, row: Sequence[Any], premises: list[Triple],
+                   new: list[Triple]) -> None:
+        """Record one solution ``row`` of ``plan.rule`` that used ``premises`` and added ``new``."""
+        key = "\x1f".join([pre + _n3(row[i]) for pre, i in plan.key_parts if row[i] is not None])
+        d = URIRef(DERIVATION_NS + plan.rule.id + "-" + _h(key))
+        out = self.out
+        out += [(d, _A, _DERIVATION), (d, _A, _ACTIVITY), (d, _RULE, plan.rule.iri)]
+        for name, i in plan.recorded:
+            if row[i] is not None:
+                out.append((d, _BINDING, self.binding(name, row[i])))
+        for t in premises:
+            out.append((d, _USED, self.statement(t)))
+        for t in new:
+            out.append((self.statement(t), _GENERATED_BY, d))
+
+    def flush(self) -> None:
+        """Add what was recorded to the derivations graph."""
+        if self.out:
+            self.store.add(DERIVATIONS, self.out)
+            self.out = []
+
+    def close(self) -> None:
+        """Flush; the records are in the store afterwards."""
+        self.flush()
+
+
+def _nt(term: Node) -> str:
+    return str(term.n3())
+
+
+_T, _NT_STATEMENT = _nt(_A), _nt(_STATEMENT)
+_NT_S, _NT_P, _NT_O = _nt(_SUBJ), _nt(_PRED), _nt(_OBJ)
+_NT_HEAD = f" {_T} {_nt(_DERIVATION)} .\n"
+_NT_ACT = f" {_T} {_nt(_ACTIVITY)} .\n"
+_NT_RULE, _NT_BINDING = f" {_nt(_RULE)} ", f" {_nt(_BINDING)} "
+_NT_VAR, _NT_VALUE = f" {_nt(_VAR)} ", f" {_nt(_VALUE)} "
+_NT_USED, _NT_GEN = f" {_nt(_USED)} ", f" {_nt(_GENERATED_BY)} "
+
+
+class OxigraphRecorder:
+    """Derivation records as N-Triples text, loaded into Oxigraph in chunks.
+
+    Terms of solutions are pyoxigraph terms; ``str(term)`` is their N-Triples form, used both
+    for the hashes and in the text, so no term object is built for a record.
+    """
+
+    def __init__(self, store: OxigraphStore, chunk_lines: int = 5_000) -> None:
+        self.store = store
+        self.chunk_lines = chunk_lines
+        self.lines: list[str] = []
+        self.count = 0
+        self.statements: dict[Triple, str] = {}
+        self.bindings: dict[tuple[str, str], str] = {}
+
+    def rules(self, rules: Iterable[Rule]) -> None:
+        """Describe the rules (each derivation's ``ak:rule`` points to one)."""
+        self.lines += [f"{_nt(s)} {_nt(p)} {_nt(o)} .\n" for r in rules
+                       for s, p, o in rule_record(r)]
+        self.flush()
+
+    def statement(self, s: str, p: str, o: str) -> str:
+        """The statement IRI of a triple given in N-Triples terms; written once per run."""
+        key = (s, p, o)
+        st = self.statements.get(key)
+        if st is None:
+            if len(self.statements) > CACHE_LIMIT:
+                self.statements.clear()
+            st = self.statements[key] = f"<{STMT_NS}{_h(s, p, o)}>"
+            self.lines.append(f"{st} {_T} {_NT_STATEMENT} .\n{st} {_NT_S} {s} .\n"
+                              f"{st} {_NT_P} {p} .\n{st} {_NT_O} {o} .\n")
+            self.count += 4
+        return st
+
+    def derivation(self, plan: RecordPlan, row: Sequence[Any], premises: list[Triple],
+                   new: list[Triple]) -> None:
+        """Record one solution ``row`` of ``plan.rule`` that used ``premises`` and added ``new``.
+
+        ``premises`` and ``new`` hold the very term objects of ``row``, so each term's
+        N-Triples form is computed once per solution and found again by ``id``.
+        """
+        text: list[Any] = [None if x is None else str(x) for x in row]
+        nt: dict[int, str] = dict(zip(map(id, row), text, strict=True))
+        key = "\x1f".join([pre + text[i] for pre, i in plan.key_parts if text[i] is not None])
+        d = f"<{DERIVATION_NS}{plan.rule.id}-{_h(key)}>"
+        parts = [d, _NT_HEAD, d, _NT_ACT, d, _NT_RULE, "<", plan.rule.iri, "> .\n"]
+        n = 3
+        bindings = self.bindings
+        for name, i in plan.recorded:
+            value = text[i]
+            if value is None:
+                continue
+            b = bindings.get((name, value))
+            if b is None:
+                if len(bindings) > CACHE_LIMIT:
+                    bindings.clear()
+                b = bindings[(name, value)] = f"<{BINDING_NS}{_h(name, value)}>"
+                parts += [b, _NT_VAR, '"', name, '" .\n', b, _NT_VALUE, value, " .\n"]
+                n += 2
+            parts += [d, _NT_BINDING, b, " .\n"]
+            n += 1
+        statement = self.statement
+        for s, p, o in premises:
+            parts += [d, _NT_USED, statement(nt[id(s)], nt[id(p)], nt[id(o)]), " .\n"]
+        for s, p, o in new:
+            parts += [statement(nt[id(s)], nt[id(p)], nt[id(o)]), _NT_GEN, d, " .\n"]
+        self.lines.append("".join(parts))
+        self.count += n + len(premises) + len(new)
+        if self.count >= self.chunk_lines:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand what was recorded to the store (loaded in the background)."""
+        if self.lines:
+            self.store.load_records("".join(self.lines))
+            self.lines = []
+            self.count = 0
+
+    def close(self) -> None:
+        """Flush and wait: the records are in the store afterwards."""
+        self.flush()
+        self.store.sync()
