@@ -41,6 +41,7 @@ from accelkb.solver.verify_schedule import verify
 Z3_MAX_VARIABLES = 150_000  # send variables of the monolithic encoding worth trying
 BIG_TRANSFERS = 400_000  # above this, build allgathers from one-chunk rounds first
 MAX_CHIPS = 1200  # all-pairs distances and per-chunk state are pure Python: Groq scale, not more
+VERIFY_SECONDS_PER_TRANSFER = 4e-6  # replay cost of the checker (2.6 us measured, loaded 2 cores)
 
 
 def _topology(topology: str | Path | Topology) -> Topology:
@@ -248,7 +249,8 @@ def _z3_allreduce(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
     assert best.steps is not None
     while best.steps > lb:
         relaxed = arz3.AllreduceProblem(topo, inst.chunks, best.steps - 1, exact=False)
-        if arz3.state_size(relaxed, dist) > arz3.MAX_STATE_VARIABLES:
+        if arz3.state_size(relaxed, dist) > arz3.MAX_STATE_VARIABLES or \
+                arz3.encode_seconds(relaxed, dist) > deadline - time.monotonic():
             return "too big"
         verdict, trs = arz3.solve(relaxed, dist, deadline)
         if verdict == "unsat":
@@ -284,7 +286,8 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
         elif verdict == "timeout":
             proof = "Z3 timed out below the best schedule; gap to the lower bound remains"
         elif verdict == "too big":
-            proof = "allreduce encoding too large for Z3; gap to the lower bound remains"
+            proof = ("allreduce encoding too large for Z3 within the time limit; gap to the "
+                     "lower bound remains")
     if best.steps is not None and best.steps > lb and use_z3 and collective != "allreduce":
         verdict = _z3_improve(inst, lb, deadline, best)
         if verdict == "optimal":
@@ -328,7 +331,7 @@ def schedule(topology: str | Path | Topology, collective: str, chunks: int = 1,
         raise InputError(f"expected at most {MAX_CHIPS} chips for schedule synthesis, got "
                          f"{topo.n} in {topo.name}; schedule one rack or node level instead")
     inst = Instance(topo, collective, chunks, tuple(demand or ()), root)
-    deadline = t0 + 0.85 * time_limit_s  # the rest is for verification and decoding
+    deadline = t0 + time_limit_s - _reserve(inst, time_limit_s)  # the rest: checking, decoding
     b = lower_bounds(topo, collective, chunks, use_lp=topo.n <= 16,
                      demand=inst.demand_map() if collective == "traffic" else None)
     lb = b.best
@@ -348,6 +351,27 @@ def schedule(topology: str | Path | Topology, collective: str, chunks: int = 1,
                        "independent checker rejected the schedule: " + report.errors[0],
                        False, t0)
     return _result(inst, b, status, best.steps, best.transfers, best.method, proof, True, t0)
+
+
+def _expected_transfers(inst: Instance) -> int:
+    """About how many transfers the schedule will have (every chunk reaches every destination
+    once; routed chunks travel about three hops on the networks we schedule)."""
+    n, c = inst.n, inst.chunks
+    if inst.collective in ("allgather", "reduce_scatter"):
+        return c * n * (n - 1)
+    if inst.collective == "allreduce":
+        return 2 * c * (n - 1)
+    if inst.collective == "broadcast":
+        return c * (n - 1)
+    return 3 * sum(inst.demand_map().values())
+
+
+def _reserve(inst: Instance, time_limit_s: float) -> float:
+    """Seconds kept back from the search so that checking the result (millions of transfers at
+    576 chips) and building the result still end within the time limit: 15 % of it, or the
+    expected replay time when larger, but never more than half."""
+    replay = VERIFY_SECONDS_PER_TRANSFER * _expected_transfers(inst)
+    return min(max(0.15 * time_limit_s, replay), 0.5 * time_limit_s)
 
 
 def _result(inst: Instance, b, status: Status, steps: int | None, transfers: list[TransferT],

@@ -165,3 +165,13 @@ def test_collective_seconds_and_the_size_guard() -> None:
     assert res.makespan_steps == 3 and secs == pytest.approx(3 * (1e6 / 1e9 + 1e-6))
     with pytest.raises(InputError, match="expected at most"):
         schedule("torus:40x40", "allgather")
+
+
+def test_time_limit_keeps_back_the_replay_of_big_schedules() -> None:
+    from accelkb.solver.schedule_api import _reserve
+
+    big = Instance(parse_topology("dragonfly:racks=8,nodes=9"), "allgather", 10)
+    small = Instance(parse_topology("ring:8"), "allgather", 1)
+    # 576 chips x 10 chunks: ~3.3 million transfers to replay after the search
+    assert 0.15 * 60 < _reserve(big, 60) <= 30
+    assert _reserve(small, 10) == pytest.approx(1.5)
