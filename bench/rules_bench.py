@@ -18,17 +18,20 @@ import argparse
 import json
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
-from rdflib import RDF, Dataset, Literal, URIRef
-from rdflib.namespace import XSD
+from rdflib import Dataset, URIRef
 
 SCHEMA = "https://w3id.org/accelkb/schema#"
 DATA = "https://w3id.org/accelkb/data/"
 SYN = "https://example.org/synthetic/"
+RDF_NS = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+XSD_NS = "http://www.w3.org/2001/XMLSchema#"
 VENDORS = ["graphcore", "sambanova", "groq", "nvidia", "google"]
 FEATURES = ["SpatialDataflow", "HardwareOrchestratedLaunch", "StaticNetworkScheduling",
             "StreamingMemoryAccess", "DynamicRouting"]
@@ -37,48 +40,55 @@ PHASES = ["Training", "Decode", "Inference", "Prefill"]
 ESTIMATE_TRIPLES = 24  # about: type, links, 20 numbers
 
 
-def ak(name: str) -> URIRef:
-    return URIRef(SCHEMA + name)
+def ak(name: str) -> str:
+    """An ``ak:`` term in N-Triples."""
+    return f"<{SCHEMA}{name}>"
 
 
-def catalogue(target: int, seed: int = 7) -> list[tuple[Any, Any, Any]]:
-    """About ``target`` synthetic triples: catalogue plus estimates for all pairs."""
+def _dbl(v: float) -> str:
+    return f'"{float(v)!r}"^^<{XSD_NS}double>'
+
+
+def _int(v: int) -> str:
+    return f'"{int(v)}"^^<{XSD_NS}integer>'
+
+
+def catalogue(target: int, seed: int = 7) -> Iterator[str]:
+    """About ``target`` synthetic triples as N-Triples lines: catalogue plus estimates for all
+    (workload, system) pairs. A generator, so 10^6 triples never sit in Python at once."""
     rng = random.Random(seed)
     pairs = max(1, target // (ESTIMATE_TRIPLES + 2))
     n_sys = max(2, int(pairs ** 0.5))
     n_work = max(2, pairs // n_sys)
-    out: list[tuple[Any, Any, Any]] = []
-    dbl = lambda v: Literal(v, datatype=XSD.double)  # noqa: E731
+    a = f"<{RDF_NS}type>"
     chips = []
     for c in range(max(2, n_sys // 4)):
-        chip = URIRef(f"{SYN}chip-{c}")
+        chip = f"<{SYN}chip-{c}>"
         chips.append(chip)
-        out += [(chip, RDF.type, ak("Chip")),
-                (chip, ak("vendor"), URIRef(DATA + rng.choice(VENDORS))),
-                (chip, ak("hasFeature"), ak(rng.choice(FEATURES))),
-                (chip, ak("supportsPrecision"), ak(rng.choice(["INT8", "FP8", "BF16"])))]
+        yield (f"{chip} {a} {ak('Chip')} .\n"
+               f"{chip} {ak('vendor')} <{DATA}{rng.choice(VENDORS)}> .\n"
+               f"{chip} {ak('hasFeature')} {ak(rng.choice(FEATURES))} .\n"
+               f"{chip} {ak('supportsPrecision')} {ak(rng.choice(['INT8', 'FP8', 'BF16']))} .\n")
     systems = []
     for s in range(n_sys):
-        sys_ = URIRef(f"{SYN}system-{s}")
-        topo = URIRef(f"{SYN}topology-{s}")
+        sys_, topo = f"<{SYN}system-{s}>", f"<{SYN}topology-{s}>"
         systems.append(sys_)
-        out += [(sys_, RDF.type, ak("System")), (sys_, ak("chip"), rng.choice(chips)),
-                (sys_, ak("hasTopology"), topo),
-                (topo, ak("topologyKind"), ak(rng.choice(TOPOLOGIES)))]
+        yield (f"{sys_} {a} {ak('System')} .\n{sys_} {ak('chip')} {rng.choice(chips)} .\n"
+               f"{sys_} {ak('hasTopology')} {topo} .\n"
+               f"{topo} {ak('topologyKind')} {ak(rng.choice(TOPOLOGIES))} .\n")
         if rng.random() < 0.5:
-            out.append((topo, ak("hasFeature"), ak("DynamicRouting")))
+            yield f"{topo} {ak('hasFeature')} {ak('DynamicRouting')} .\n"
     workloads = []
     for w in range(n_work):
-        work = URIRef(f"{SYN}workload-{w}")
-        model = URIRef(f"{SYN}model-{w}")
+        work, model = f"<{SYN}workload-{w}>", f"<{SYN}model-{w}>"
         workloads.append((work, model))
-        out += [(work, RDF.type, ak("Workload")), (work, ak("model"), model),
-                (work, ak("phase"), ak(rng.choice(PHASES))),
-                (model, ak("layers"), Literal(rng.choice([24, 32, 80, 96]))),
-                (model, ak("parameterCount"), Literal(rng.choice([7e9, 7e10, 1.75e11])))]
+        yield (f"{work} {a} {ak('Workload')} .\n{work} {ak('model')} {model} .\n"
+               f"{work} {ak('phase')} {ak(rng.choice(PHASES))} .\n"
+               f"{model} {ak('layers')} {_int(rng.choice([24, 32, 80, 96]))} .\n"
+               f"{model} {ak('parameterCount')} {_dbl(rng.choice([7e9, 7e10, 1.75e11]))} .\n")
     for s, sys_ in enumerate(systems):
         for w, (work, model) in enumerate(workloads):
-            e = URIRef(f"{SYN}estimate-{s}-{w}")
+            e = f"<{SYN}estimate-{s}-{w}>"
             chips_n = rng.choice([8, 64, 576, 4096])
             tp, pp = rng.choice([1, 4, 8, 16]), rng.choice([1, 2, 16, 72])
             values = {
@@ -102,52 +112,90 @@ def catalogue(target: int, seed: int = 7) -> list[tuple[Any, Any, Any]]:
                 "secondsPerToken": rng.uniform(1e-3, 0.05),
                 "hopLatencySecondsPerToken": rng.uniform(0, 0.05),
             }
-            out += [(e, RDF.type, ak("Estimate")), (e, ak("system"), sys_),
-                    (e, ak("workload"), work), (e, ak("model"), model)]
-            out += [(e, ak(k), dbl(float(v))) for k, v in values.items()]
-    return out
+            yield (f"{e} {a} {ak('Estimate')} .\n{e} {ak('system')} {sys_} .\n"
+                   f"{e} {ak('workload')} {work} .\n{e} {ak('model')} {model} .\n"
+                   + "".join(f"{e} {ak(k)} {_dbl(v)} .\n" for k, v in values.items()))
+
+
+def _chunks(lines: Iterator[str], size: int = 200_000) -> Iterator[str]:
+    buf: list[str] = []
+    n = 0
+    for text in lines:
+        buf.append(text)
+        n += text.count("\n")
+        if n >= size:
+            yield "".join(buf)
+            buf, n = [], 0
+    if buf:
+        yield "".join(buf)
 
 
 def worker(size: float, store: str, record: bool) -> dict[str, Any]:
     """One configuration, measured in this process."""
-    from accelkb.ontology.kb import ASSERTED, ESTIMATES, KnowledgeBase, stored_query
+    from accelkb.ontology.kb import _PREFIXES, ASSERTED, ESTIMATES, KnowledgeBase, stored_query
     from accelkb.rules.engine import OxigraphStore, RdflibStore, run_fixpoint
     from accelkb.rules.parse import load_rules
 
     rules = load_rules()
     base = KnowledgeBase(validate=False)
-    triples = catalogue(int(size) - len(base.asserted))
+    lines = catalogue(int(size) - len(base.asserted))
     t0 = time.perf_counter()
     ds = Dataset(default_union=True)
     g = ds.graph(ASSERTED)
     for t in base.asserted:
         g.add(t)
-    e = ds.graph(ESTIMATES)
-    for t in triples:
-        e.add(t)
     target: Any
     if store == "oxigraph":
         target = OxigraphStore.from_dataset(ds)
+        del ds, g, base
+        graph = target.native(ESTIMATES)
+        for text in _chunks(lines):  # straight from text into Oxigraph, no rdflib terms
+            target.store.load(text, format=target.ox.RdfFormat.N_TRIPLES, to_graph=graph)
         total = len(target)
-        del ds, g, e
     else:
+        e = ds.graph(ESTIMATES)
+        for text in _chunks(lines):
+            e.parse(data=text, format="nt")
         target = RdflibStore(ds)
         total = len(ds)
     load_s = time.perf_counter() - t0
+    cpu0 = time.process_time()
     report = run_fixpoint(rules.values(), target, record=record)
-    query = stored_query("rules_bench_findings")
+    cpu_s = time.process_time() - cpu0
+    findings, explain = stored_query("rules_bench_findings"), stored_query("rules_findings")
+    estimate = URIRef(f"{SYN}estimate-0-0")
+    prefixes = {k: str(v) for k, v in _PREFIXES.items()}
     t1 = time.perf_counter()
     if store == "oxigraph":
-        rows = list(target.store.query(query, use_default_graph_as_union=True,
-                                       prefixes={"ak": SCHEMA}))
+        rows = list(target.query(findings, use_default_graph_as_union=True, prefixes=prefixes))
+        t2 = time.perf_counter()
+        # Oxigraph substitutes only projected variables: ?e travels as a trailing VALUES
+        # block, as accelkb.store.RemoteStore sends bindings.
+        bound = explain + f"\nVALUES ?e {{ {target.nt(target.native(estimate))} }}"
+        found = list(target.query(bound, use_default_graph_as_union=True, prefixes=prefixes))
+        ruled = sum(1 for r in found if r["rule"] is not None)
     else:
-        rows = list(target.dataset.query(query, initNs={"ak": URIRef(SCHEMA)}))
-    query_s = time.perf_counter() - t1
+        rows = list(target.dataset.query(findings, initNs=_PREFIXES))
+        t2 = time.perf_counter()
+        found = list(target.dataset.query(explain, initNs=_PREFIXES,
+                                          initBindings={"e": estimate}))
+        ruled = sum(1 for r in found if r.rule is not None)  # type: ignore[union-attr]
+    t3 = time.perf_counter()
     return {"size": size, "store": store, "record": record, "triples": total,
-            "load_s": load_s, "fixpoint_s": report.seconds, "passes": report.passes,
-            "new_triples": report.new_triples, "derivations": report.derivations,
-            "query_s": query_s, "query_rows": len(rows),
+            "load_s": load_s, "fixpoint_s": report.seconds, "fixpoint_cpu_s": cpu_s,
+            "passes": report.passes, "new_triples": report.new_triples,
+            "derivations": report.derivations, "query_s": t2 - t1, "query_rows": len(rows),
+            "explain_query_s": t3 - t2, "explain_rows": len(found), "explain_ruled": ruled,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _line(r: dict[str, Any]) -> str:
+    return (f"{r['store']:9s} {r['triples']:>9,d} triples  record={r['record']!s:5s} "
+            f"load {r['load_s']:7.2f} s  fixpoint {r['fixpoint_s']:8.2f} s "
+            f"(cpu {r['fixpoint_cpu_s']:7.2f} s; {r['passes']} passes, {r['new_triples']:,d} new, "
+            f"{r['derivations']:,d} derivations)  query {r['query_s']:6.3f} s  "
+            f"explain-query {r['explain_query_s']:6.3f} s ({r['explain_ruled']}/"
+            f"{r['explain_rows']} with rule)  peak {r['peak_rss_mb']:7.0f} MB")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stores", nargs="+", default=["oxigraph", "rdflib"])
     parser.add_argument("--rdflib-max", type=float, default=1e5,
                         help="largest size run on rdflib (it needs minutes beyond)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each configuration, alternating with and without "
+                        "records; the ratio uses the median fixpoint times")
+    parser.add_argument("--json", help="also write every run to this file")
     parser.add_argument("--worker", nargs=3, metavar=("SIZE", "STORE", "RECORD"))
     args = parser.parse_args(argv)
     if args.worker:
@@ -167,23 +219,31 @@ def main(argv: list[str] | None = None) -> int:
         for store in args.stores:
             if store == "rdflib" and size > args.rdflib_max:
                 continue
-            for record in ("0", "1"):
-                out = subprocess.run([sys.executable, __file__, "--worker", str(size), store,
-                                      record], capture_output=True, text=True, check=True)
-                rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-                r = rows[-1]
-                print(f"{r['store']:9s} {r['triples']:>9,d} triples  record={r['record']!s:5s} "
-                      f"load {r['load_s']:7.2f} s  fixpoint {r['fixpoint_s']:8.2f} s "
-                      f"({r['passes']} passes, {r['new_triples']:,d} new, "
-                      f"{r['derivations']:,d} derivations)  query {r['query_s']:6.3f} s  "
-                      f"peak {r['peak_rss_mb']:7.0f} MB", flush=True)
+            for _ in range(args.repeat):
+                for record in ("0", "1"):
+                    out = subprocess.run([sys.executable, __file__, "--worker", str(size), store,
+                                          record], capture_output=True, text=True, check=True)
+                    rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+                    print(_line(rows[-1]), flush=True)
     for size in args.sizes:
         for store in args.stores:
             pair = [r for r in rows if r["size"] == size and r["store"] == store]
-            if len(pair) == 2:
-                plain, rec = sorted(pair, key=lambda r: r["record"])
-                print(f"explanation overhead {store} {size:.0e}: "
-                      f"{rec['fixpoint_s'] / plain['fixpoint_s']:.2f}x fixpoint time")
+            plain = [r for r in pair if not r["record"]]
+            rec = [r for r in pair if r["record"]]
+            if not plain or not rec:
+                continue
+            if len({r["triples"] for r in pair}) > 1:
+                print(f"warning: input sizes differ between runs ({sorted({r['triples'] for r in pair})}"
+                      "): the bundled knowledge changed meanwhile")
+            wall = statistics.median(r["fixpoint_s"] for r in rec) / \
+                statistics.median(r["fixpoint_s"] for r in plain)
+            cpu = statistics.median(r["fixpoint_cpu_s"] for r in rec) / \
+                statistics.median(r["fixpoint_cpu_s"] for r in plain)
+            print(f"explanation overhead {store} {size:.0e}: {wall:.2f}x fixpoint time "
+                  f"({cpu:.2f}x CPU time), median of {len(rec)}")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(rows, fh, indent=1)
     return 0
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import operator
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import networkx as nx
@@ -36,6 +36,7 @@ from .records import (
     DERIVATION_NS,
     PROV,
     STMT_NS,
+    Getter,
     OxigraphRecorder,
     RdflibRecorder,
     RecordPlan,
@@ -159,7 +160,7 @@ class _Compiled:
             consts.append(store.native(term))
             return len(names) + len(consts) - 1
 
-        def compile_(p: Pattern) -> tuple[Callable[[Any], Triple], bool, bool] | None:
+        def compile_(p: Pattern) -> tuple[Getter, bool, bool] | None:
             slots = [slot(t) for t in (p.s, p.p, p.o)]
             if any(i is None for i in slots):  # a variable no solution binds
                 return None
@@ -191,7 +192,8 @@ def run_rule(rule: Rule, store: Store, bindings: Mapping[str, Node] | None = Non
     derivations = 0
     for row in rows:
         ext = row + consts
-        new = []
+        new: list[Triple] = []
+        made: list[Getter] = []
         for get, var_s, var_p in template:
             t = get(ext)
             s, p, o = t
@@ -200,11 +202,13 @@ def run_rule(rule: Rule, store: Store, bindings: Mapping[str, Node] | None = Non
                 continue
             seen.add(t)
             new.append(t)
+            made.append(get)
         if not new:
             continue
         new_all += new
         if rec is not None:
             used: list[Triple] = []
+            from_: list[Getter] = []
             for (get, var_s, var_p), optional in premises:
                 t = get(ext)
                 s, p, o = t
@@ -213,7 +217,8 @@ def run_rule(rule: Rule, store: Store, bindings: Mapping[str, Node] | None = Non
                         (optional and not contains(t)):
                     continue
                 used.append(t)
-            rec.derivation(c.plan, ext, used, new)
+                from_.append(get)
+            rec.derivation(c.plan, row, ext, from_, made)
             derivations += 1
     store.add(INFERRED, new_all)
     if rec is not None:

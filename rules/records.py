@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rdflib import RDF, RDFS, Literal, Namespace, URIRef
@@ -44,6 +44,8 @@ STMT_NS = loader.DATA_NS + "stmt-"
 DERIVATION_NS = loader.DATA_NS + "derivation-"
 BINDING_NS = loader.DATA_NS + "binding-"
 Triple = tuple[Any, Any, Any]
+#: a compiled pattern: picks (s, p, o) out of ``solution + constants`` (operator.itemgetter)
+Getter = Callable[[Sequence[Any]], Triple]
 # Terms used per derivation, looked up once (DefinedNamespace attribute access is slow).
 _A, _STATEMENT, _SUBJ, _PRED, _OBJ = RDF.type, RDF.Statement, RDF.subject, RDF.predicate, RDF.object
 _DERIVATION, _ACTIVITY, _RULE = AK.Derivation, PROV.Activity, AK.rule
@@ -89,10 +91,13 @@ class RecordPlan:
     hash); ``recorded`` are ``(name, index)`` of the variables whose bindings are kept.
     """
 
-    __slots__ = ("key_parts", "recorded", "rule")
+    __slots__ = ("const_text", "key_parts", "recorded", "rule", "width")
 
     def __init__(self, rule: Rule, names: Sequence[str]) -> None:
         self.rule = rule
+        self.width = len(names)
+        #: N-Triples forms of the constants after the solution values (set by a recorder)
+        self.const_text: list[str] | None = None
         self.key_parts = [(n + "=", i) for n, i in sorted((n, i) for i, n in enumerate(names))]
         self.recorded = [(n, i) for n, i in sorted((n, i) for i, n in enumerate(names))
                          if n in rule.recorded_vars]
@@ -131,9 +136,11 @@ class RdflibRecorder:
             self.out += [(b, _VAR, Literal(name)), (b, _VALUE, value)]
         return b
 
-    def derivation(self, plan: RecordPlan, row: Sequence[Any], premises: list[Triple],
-                   new: list[Triple]) -> None:
-        """Record one solution ``row`` of ``plan.rule`` that used ``premises`` and added ``new``."""
+    def derivation(self, plan: RecordPlan, row: Sequence[Any], ext: Sequence[Any],
+                   used: list[Getter], made: list[Getter]) -> None:
+        """Record one solution ``row`` of ``plan.rule``; ``ext`` is ``row`` followed by the
+        rule's constants, ``used`` and ``made`` pick the premises it used and the triples it
+        added out of ``ext``."""
         key = "\x1f".join([pre + _n3(row[i]) for pre, i in plan.key_parts if row[i] is not None])
         d = URIRef(DERIVATION_NS + plan.rule.id + "-" + _h(key))
         out = self.out
@@ -141,10 +148,10 @@ class RdflibRecorder:
         for name, i in plan.recorded:
             if row[i] is not None:
                 out.append((d, _BINDING, self.binding(name, row[i])))
-        for t in premises:
-            out.append((d, _USED, self.statement(t)))
-        for t in new:
-            out.append((self.statement(t), _GENERATED_BY, d))
+        for get in used:
+            out.append((d, _USED, self.statement(get(ext))))
+        for get in made:
+            out.append((self.statement(get(ext)), _GENERATED_BY, d))
 
     def flush(self) -> None:
         """Add what was recorded to the derivations graph."""
@@ -162,12 +169,13 @@ def _nt(term: Node) -> str:
 
 
 _T, _NT_STATEMENT = _nt(_A), _nt(_STATEMENT)
-_NT_S, _NT_P, _NT_O = _nt(_SUBJ), _nt(_PRED), _nt(_OBJ)
+_NT_S, _NT_P, _NT_O = f" {_nt(_SUBJ)} ", f" {_nt(_PRED)} ", f" {_nt(_OBJ)} "
 _NT_HEAD = f" {_T} {_nt(_DERIVATION)} .\n"
 _NT_ACT = f" {_T} {_nt(_ACTIVITY)} .\n"
 _NT_RULE, _NT_BINDING = f" {_nt(_RULE)} ", f" {_nt(_BINDING)} "
 _NT_VAR, _NT_VALUE = f" {_nt(_VAR)} ", f" {_nt(_VALUE)} "
 _NT_USED, _NT_GEN = f" {_nt(_USED)} ", f" {_nt(_GENERATED_BY)} "
+_NT_TYPE_STATEMENT = f" {_T} {_NT_STATEMENT} .\n"
 
 
 class OxigraphRecorder:
@@ -191,31 +199,23 @@ class OxigraphRecorder:
                        for s, p, o in rule_record(r)]
         self.flush()
 
-    def statement(self, s: str, p: str, o: str) -> str:
-        """The statement IRI of a triple given in N-Triples terms; written once per run."""
-        key = (s, p, o)
-        st = self.statements.get(key)
-        if st is None:
-            if len(self.statements) > CACHE_LIMIT:
-                self.statements.clear()
-            st = self.statements[key] = f"<{STMT_NS}{_h(s, p, o)}>"
-            self.lines.append(f"{st} {_T} {_NT_STATEMENT} .\n{st} {_NT_S} {s} .\n"
-                              f"{st} {_NT_P} {p} .\n{st} {_NT_O} {o} .\n")
-            self.count += 4
-        return st
+    def derivation(self, plan: RecordPlan, row: Sequence[Any], ext: Sequence[Any],
+                   used: list[Getter], made: list[Getter]) -> None:
+        """Record one solution ``row`` of ``plan.rule``; ``ext`` is ``row`` followed by the
+        rule's constants, ``used`` and ``made`` pick the premises it used and the triples it
+        added out of ``ext``.
 
-    def derivation(self, plan: RecordPlan, row: Sequence[Any], premises: list[Triple],
-                   new: list[Triple]) -> None:
-        """Record one solution ``row`` of ``plan.rule`` that used ``premises`` and added ``new``.
-
-        ``premises`` and ``new`` hold the very term objects of ``row``, so each term's
-        N-Triples form is computed once per solution and found again by ``id``.
+        Each term's N-Triples form is computed once per solution (once per run for a
+        constant), and the same getters pick the triples' N-Triples forms out of those.
         """
+        consts = plan.const_text
+        if consts is None:
+            consts = plan.const_text = [str(x) for x in ext[plan.width:]]
         text: list[Any] = [None if x is None else str(x) for x in row]
-        nt: dict[int, str] = dict(zip(map(id, row), text, strict=True))
         key = "\x1f".join([pre + text[i] for pre, i in plan.key_parts if text[i] is not None])
+        text += consts
         d = f"<{DERIVATION_NS}{plan.rule.id}-{_h(key)}>"
-        parts = [d, _NT_HEAD, d, _NT_ACT, d, _NT_RULE, "<", plan.rule.iri, "> .\n"]
+        lines = [f"{d}{_NT_HEAD}{d}{_NT_ACT}{d}{_NT_RULE}<{plan.rule.iri}> .\n"]
         n = 3
         bindings = self.bindings
         for name, i in plan.recorded:
@@ -227,17 +227,35 @@ class OxigraphRecorder:
                 if len(bindings) > CACHE_LIMIT:
                     bindings.clear()
                 b = bindings[(name, value)] = f"<{BINDING_NS}{_h(name, value)}>"
-                parts += [b, _NT_VAR, '"', name, '" .\n', b, _NT_VALUE, value, " .\n"]
+                lines.append(f'{b}{_NT_VAR}"{name}" .\n{b}{_NT_VALUE}{value} .\n')
                 n += 2
-            parts += [d, _NT_BINDING, b, " .\n"]
+            lines.append(f"{d}{_NT_BINDING}{b} .\n")
             n += 1
-        statement = self.statement
-        for s, p, o in premises:
-            parts += [d, _NT_USED, statement(nt[id(s)], nt[id(p)], nt[id(o)]), " .\n"]
-        for s, p, o in new:
-            parts += [statement(nt[id(s)], nt[id(p)], nt[id(o)]), _NT_GEN, d, " .\n"]
-        self.lines.append("".join(parts))
-        self.count += n + len(premises) + len(new)
+        statements = self.statements
+        if len(statements) > CACHE_LIMIT:
+            statements.clear()
+        for get in used:
+            k = get(text)
+            st = statements.get(k)
+            if st is None:
+                s, p, o = k
+                st = statements[k] = f"<{STMT_NS}{_h(s, p, o)}>"
+                lines.append(f"{st}{_NT_TYPE_STATEMENT}{st}{_NT_S}{s} .\n{st}{_NT_P}{p} .\n"
+                             f"{st}{_NT_O}{o} .\n")
+                n += 4
+            lines.append(f"{d}{_NT_USED}{st} .\n")
+        for get in made:
+            k = get(text)
+            st = statements.get(k)
+            if st is None:
+                s, p, o = k
+                st = statements[k] = f"<{STMT_NS}{_h(s, p, o)}>"
+                lines.append(f"{st}{_NT_TYPE_STATEMENT}{st}{_NT_S}{s} .\n{st}{_NT_P}{p} .\n"
+                             f"{st}{_NT_O}{o} .\n")
+                n += 4
+            lines.append(f"{st}{_NT_GEN}{d} .\n")
+        self.lines.append("".join(lines))
+        self.count += n + len(used) + len(made)
         if self.count >= self.chunk_lines:
             self.flush()
 
