@@ -35,6 +35,7 @@ from accelkb.solver.schedule_greedy import (
     spread,
 )
 from accelkb.solver.schedule_model import ChunkId, Instance, ScheduleResult, Status, TransferT
+from accelkb.solver.schedule_pipeline import chunk_orders, pipelined_allreduce
 from accelkb.solver.topology import Topology, load_topology_file, parse_topology
 from accelkb.solver.verify_schedule import verify
 
@@ -159,6 +160,8 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
                 [(t, u, v, element(ch)) for t, u, v, ch in ag.transfers], ag.steps)
             best.offer(steps, trs, f"reduce-scatter [{rs.method}] + allgather [{ag.method}], "
                        "composed and overlapped")
+    if c == n and topo.n == n:
+        _pipelined(topo, deadline, best)
     owner = [j % n for j in range(len(ids))]
     for far in (False, True):
         if best.done:
@@ -174,6 +177,24 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
         rs_t, ag_t = prune_relays(rs_t, n), prune_relays(ag_t, n)
         steps, trs = compose_allreduce(topo, reverse(rs_steps, rs_t), rs_steps, ag_t, ag_steps)
         best.offer(steps, trs, "reduce-scatter + allgather composed, overlapped")
+
+
+def _pipelined(topo: Topology, deadline: float, best: _Best, tries: int = 8) -> None:
+    """Allreduce of ``n`` chunks with the allgather run inside a front-loaded reduce-scatter
+    (:mod:`schedule_pipeline`), over several reduction priorities while time is left."""
+    dist = all_distances(topo)
+    last = 0.0
+    for i, order in enumerate(chunk_orders(topo.n, tries)):
+        started = time.monotonic()
+        if best.done or (i and deadline - started < 2 * last):
+            return
+        try:
+            steps, trs = pipelined_allreduce(topo, dist, order, deadline=deadline)
+        except Budget:
+            return
+        last = time.monotonic() - started
+        best.offer(steps, trs, "pipelined: forward reduce-scatter, each chunk's allgather as "
+                   f"soon as it is reduced, on the free links (priority order {i})")
 
 
 def _routed(inst: Instance, lb: int, deadline: float, best: _Best) -> None:
