@@ -62,7 +62,8 @@ class Store(Protocol):
     def native(self, node: Node) -> Any:
         """The store's term for an rdflib term."""
 
-    def solutions(self, rule: Rule, bindings: Mapping[str, Node]) -> tuple[list[str], list[Any]]:
+    def solutions(self, rule: Rule, bindings: Mapping[str, Node]
+                  ) -> tuple[list[str], Iterable[Any]]:
         """Variable names and solution tuples of the rule's WHERE part over all graphs."""
 
     def contains(self, triple: Triple) -> bool:
@@ -189,8 +190,9 @@ def run_rule(rule: Rule, store: Store, bindings: Mapping[str, Node] | None = Non
     consts, template, premises = c.consts, c.template, c.premises
     new_all: list[Triple] = []
     seen: set[Triple] = set()
-    derivations = 0
+    derivations = solutions = 0
     for row in rows:
+        solutions += 1
         ext = row + consts
         new: list[Triple] = []
         made: list[Getter] = []
@@ -226,7 +228,7 @@ def run_rule(rule: Rule, store: Store, bindings: Mapping[str, Node] | None = Non
             rec.close()
         else:
             rec.flush()
-    return len(rows), new_all, derivations
+    return solutions, new_all, derivations
 
 
 def run_fixpoint(rules: Iterable[Rule], store: Store, *, max_rounds: int = 10,

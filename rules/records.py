@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -51,8 +52,15 @@ _A, _STATEMENT, _SUBJ, _PRED, _OBJ = RDF.type, RDF.Statement, RDF.subject, RDF.p
 _DERIVATION, _ACTIVITY, _RULE = AK.Derivation, PROV.Activity, AK.rule
 _BINDING, _VAR, _VALUE = AK.binding, AK.bindingVariable, AK.bindingValue
 _USED, _GENERATED_BY = PROV.used, PROV.wasGeneratedBy
-#: bound on the statement and binding caches (re-writing one after a reset is harmless)
-CACHE_LIMIT = 400_000
+#: bound on the statement and binding caches; past it the older half is dropped (writing a
+#: statement or binding again later is harmless: the store keeps one copy)
+CACHE_LIMIT = 200_000
+
+
+def _trim(cache: dict[Any, Any]) -> None:
+    """Drop the older half of a cache (dicts keep insertion order)."""
+    for k in list(itertools.islice(cache, len(cache) // 2)):
+        del cache[k]
 
 
 def _h(*parts: str) -> str:
@@ -121,7 +129,7 @@ class RdflibRecorder:
         st = self.statements.get(triple)
         if st is None:
             if len(self.statements) > CACHE_LIMIT:
-                self.statements.clear()
+                _trim(self.statements)
             st = self.statements[triple] = statement_iri(triple)
             self.out += [(st, _A, _STATEMENT), (st, _SUBJ, triple[0]),
                          (st, _PRED, triple[1]), (st, _OBJ, triple[2])]
@@ -131,7 +139,7 @@ class RdflibRecorder:
         b = self.bindings.get((name, value))
         if b is None:
             if len(self.bindings) > CACHE_LIMIT:
-                self.bindings.clear()
+                _trim(self.bindings)
             b = self.bindings[(name, value)] = URIRef(BINDING_NS + _h(name, _n3(value)))
             self.out += [(b, _VAR, Literal(name)), (b, _VALUE, value)]
         return b
@@ -224,8 +232,8 @@ class OxigraphRecorder:
                 continue
             b = bindings.get((name, value))
             if b is None:
-                if len(bindings) > CACHE_LIMIT:
-                    bindings.clear()
+                if len(bindings) > CACHE_LIMIT // 2:
+                    _trim(bindings)
                 b = bindings[(name, value)] = f"<{BINDING_NS}{_h(name, value)}>"
                 lines.append(f'{b}{_NT_VAR}"{name}" .\n{b}{_NT_VALUE}{value} .\n')
                 n += 2
@@ -233,7 +241,7 @@ class OxigraphRecorder:
             n += 1
         statements = self.statements
         if len(statements) > CACHE_LIMIT:
-            statements.clear()
+            _trim(statements)
         for get in used:
             k = get(text)
             st = statements.get(k)

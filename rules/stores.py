@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from rdflib import BNode, Dataset, Literal, URIRef, Variable
@@ -171,10 +171,12 @@ class OxigraphStore:
         return self.store.query(rule.select_text, use_default_graph_as_union=True,
                                 substitutions=subs or None)
 
-    def solutions(self, rule: Rule, bindings: Mapping[str, Node]) -> tuple[list[str], list[Row]]:
-        """Variable names and solutions (tuples of pyoxigraph terms, None if unbound)."""
+    def solutions(self, rule: Rule, bindings: Mapping[str, Node]
+                  ) -> tuple[list[str], Iterator[Row]]:
+        """Variable names and solutions (tuples of pyoxigraph terms, None if unbound),
+        streamed: the query reads a snapshot, so writes meanwhile do not change them."""
         res = self._query(rule, bindings)
-        return [v.value for v in res.variables], [tuple(sol) for sol in res]
+        return [v.value for v in res.variables], map(tuple, res)
 
     def select(self, rule: Rule, bindings: Mapping[str, Node]) -> list[dict[Variable, Node]]:
         """Solutions as dicts of rdflib terms (bound variables only)."""
