@@ -203,11 +203,11 @@ class OxigraphStore:
         """Queue N-Triples for the derivations graph; a background thread loads them in order.
 
         Each chunk is one short write transaction, so the engine's own writes (inferred
-        triples) wait at most one chunk; at most 16 chunks wait, so memory stays bounded
+        triples) wait at most one chunk; at most 8 chunks wait, so memory stays bounded
         when records come faster than Oxigraph inserts them.
         """
         if self._loader is None:
-            self._queue = queue.Queue(maxsize=16)  # the engine waits when the loader lags
+            self._queue = queue.Queue(maxsize=8)  # the engine waits when the loader lags
             self._loader = threading.Thread(target=self._load_loop, name="accelkb-records",
                                             args=(self.native(DERIVATIONS),), daemon=True)
             self._loader.start()
