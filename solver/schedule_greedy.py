@@ -20,6 +20,8 @@ from __future__ import annotations
 import heapq
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
+from functools import partial
 
 from accelkb.solver.schedule_model import ChunkId, TransferT
 from accelkb.solver.topology import Topology
@@ -81,28 +83,13 @@ def spread(topo: Topology, chunks: list[ChunkId], origins: list[list[int]],
             cands = [c for c in cands if c[0]]
             if not cands:
                 continue
-            cands.sort(key=lambda c: c[0].bit_count())
+            choose = (partial(_farthest, holders=holders, far_v=far[v]) if far is not None
+                      else partial(_rarest, holders=holders))
             picked = 0
-            for idx, (cand, u, m) in enumerate(cands):
-                cand &= ~picked
-                if not cand:
-                    continue
-                others = 0
-                for j, other in enumerate(cands):
-                    if j != idx:
-                        others |= other[0]
-                for _ in range(m):
-                    if not cand:
-                        break
-                    excl = cand & ~others
-                    pool = excl if excl else cand
-                    b = (_farthest(pool, holders, far[v]) if far is not None
-                         else _rarest(pool, holders))
-                    bit = 1 << b
-                    picked |= bit
-                    cand &= ~bit
-                    transfers.append((step, u, v, chunks[chunk_at[b]]))
-                    gained.append(b)
+            for u, b in assign_chunks(cands, choose):
+                picked |= 1 << b
+                transfers.append((step, u, v, chunks[chunk_at[b]]))
+                gained.append(b)
             new[v] |= picked
         if not gained:
             raise ValueError("no progress: some chip cannot be reached")  # pragma: no cover
@@ -111,6 +98,39 @@ def spread(topo: Topology, chunks: list[ChunkId], origins: list[list[int]],
         held = new
         step += 1
     return step, transfers
+
+
+def assign_chunks(cands: list[tuple[int, int, int]], choose: Callable[[int], int]
+                  ) -> Iterator[tuple[int, int]]:
+    """Assign chunks to the unit links of one step between a chip and its neighbours.
+
+    ``cands`` holds ``(offered chunk bits, neighbour, unit links)``; links offering fewer chunks
+    go first (sorted in place), and each link prefers chunks no other link offers, so that
+    scarce chunks are not wasted. ``choose(pool)`` picks a bit index from a non-empty ``pool``.
+    Yields ``(neighbour, bit index)``; no bit is assigned twice and no link beyond its count.
+
+    >>> list(assign_chunks([(0b11, 7, 1), (0b01, 8, 1)], lambda pool: pool.bit_length() - 1))
+    [(8, 0), (7, 1)]
+    """
+    cands.sort(key=lambda c: c[0].bit_count())
+    picked = 0
+    for idx, (cand, nbr, m) in enumerate(cands):
+        cand &= ~picked
+        if not cand:
+            continue
+        others = 0
+        for j, other in enumerate(cands):
+            if j != idx:
+                others |= other[0]
+        for _ in range(m):
+            if not cand:
+                break
+            excl = cand & ~others
+            b = choose(excl if excl else cand)
+            bit = 1 << b
+            picked |= bit
+            cand &= ~bit
+            yield nbr, b
 
 
 def _rarest(pool: int, holders: list[int], scan: int = 6) -> int:

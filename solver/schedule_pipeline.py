@@ -23,7 +23,7 @@ import time
 from collections import Counter
 
 from accelkb.solver.schedule_decompose import prune_relays
-from accelkb.solver.schedule_greedy import Budget
+from accelkb.solver.schedule_greedy import Budget, assign_chunks
 from accelkb.solver.schedule_model import ChunkId, TransferT
 from accelkb.solver.topology import Topology
 
@@ -95,27 +95,11 @@ def timed_spread(topo: Topology, chunks: list[ChunkId], owner: list[int], releas
                     cands.append((have, u, free))
             if not cands:
                 continue
-            cands.sort(key=lambda c: c[0].bit_count())
             picked = 0
-            for idx, (cand, u, m) in enumerate(cands):
-                cand &= ~picked
-                if not cand:
-                    continue
-                others = 0
-                for j, other in enumerate(cands):
-                    if j != idx:
-                        others |= other[0]
-                for _ in range(m):
-                    if not cand:
-                        break
-                    excl = cand & ~others
-                    pool = excl if excl else cand
-                    b = _first_rarest(pool, holders)
-                    bit = 1 << b
-                    picked |= bit
-                    cand &= ~bit
-                    transfers.append((step, u, v, chunks[chunk_at[b]]))
-                    gained.append(b)
+            for u, b in assign_chunks(cands, lambda pool: _first_rarest(pool, holders)):
+                picked |= 1 << b
+                transfers.append((step, u, v, chunks[chunk_at[b]]))
+                gained.append(b)
             new[v] |= picked
         for b in gained:
             holders[b] += 1
@@ -124,6 +108,11 @@ def timed_spread(topo: Topology, chunks: list[ChunkId], owner: list[int], releas
         if not gained and not pending and step > last_busy:
             raise ValueError("no progress: some chip cannot be reached")
     return step, transfers
+
+
+def _lowest_bit(pool: int) -> int:
+    """Index of the lowest set bit (the highest-priority chunk)."""
+    return (pool & -pool).bit_length() - 1
 
 
 def _first_rarest(pool: int, holders: list[int], scan: int = 6) -> int:
@@ -194,25 +183,12 @@ def forward_reduce(topo: Topology, dist: list[list[int]], order: list[int] | Non
                 continue
             cands = [(r & closer[(u, v)], v, topo.links[(u, v)]) for v in out[u]]
             cands = [c for c in cands if c[0]]
-            cands.sort(key=lambda c: c[0].bit_count())
             picked = 0
-            for idx, (cand, v, m) in enumerate(cands):
-                cand &= ~picked
-                others = 0
-                for k2, other in enumerate(cands):
-                    if k2 != idx:
-                        others |= other[0]
-                for _ in range(m):
-                    if not cand:
-                        break
-                    excl = cand & ~others
-                    pool = excl if excl else cand
-                    bit = pool & -pool
-                    picked |= bit
-                    cand &= ~bit
-                    j = chunk_at[bit.bit_length() - 1]
-                    transfers.append((step, u, v, (0, j)))
-                    sent.append((u, j))
+            for v, b in assign_chunks(cands, _lowest_bit):
+                picked |= 1 << b
+                j = chunk_at[b]
+                transfers.append((step, u, v, (0, j)))
+                sent.append((u, j))
             ready[u] &= ~picked
         if not sent:  # pragma: no cover - the waiting rule rules this out
             raise ValueError("reduction stalled")
