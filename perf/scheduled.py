@@ -22,7 +22,8 @@ instead of 3.45 ms and 0.78 ms, and the estimate rises from 194 to about 780 tok
 outside the published 185-300 (LLMPerf measured 185 including the time to first token, about
 255 decoding alone, i.e. 3.9 ms per token; vendor claims 240-300): the schedule times the network
 honestly, and what else costs ~2.6 ms per token on the real system is not yet known to the model
-(no published per-operation or weight-install latency of the TSP accounts for it). The NCCL-fitted step latency stands in for it under ``alpha-beta``; until that cost
+(no published per-operation or weight-install latency of the TSP accounts for it). The
+NCCL-fitted step latency stands in for it under ``alpha-beta``; until that cost
 is identified with a source, schedules are opt-in (``collectives=auto`` or ``schedule``).
 
 Examples
