@@ -252,28 +252,19 @@ class OxigraphRecorder:
         statements = self.statements
         if len(statements) > CACHE_LIMIT:
             _trim(statements)
-        for get in used:
-            k = get(text)
-            st = statements.get(k)
-            if st is None:
-                s, p, o = k
-                digest = _blake2b((s + _US + p + _US + o).encode(), digest_size=10).hexdigest()
-                st = statements[k] = f"<{STMT_NS}{digest}>"
-                lines.append(f"{st}{_NT_TYPE_STATEMENT}{st}{_NT_S}{s} .\n{st}{_NT_P}{p} .\n"
-                             f"{st}{_NT_O}{o} .\n")
-                n += 4
-            lines.append(f"{d}{_NT_USED}{st} .\n")
-        for get in made:
-            k = get(text)
-            st = statements.get(k)
-            if st is None:
-                s, p, o = k
-                digest = _blake2b((s + _US + p + _US + o).encode(), digest_size=10).hexdigest()
-                st = statements[k] = f"<{STMT_NS}{digest}>"
-                lines.append(f"{st}{_NT_TYPE_STATEMENT}{st}{_NT_S}{s} .\n{st}{_NT_P}{p} .\n"
-                             f"{st}{_NT_O}{o} .\n")
-                n += 4
-            lines.append(f"{st}{_NT_GEN}{d} .\n")
+        for getters, generated in ((used, False), (made, True)):
+            for get in getters:
+                k = get(text)
+                st = statements.get(k)
+                if st is None:
+                    s, p, o = k
+                    digest = _blake2b((s + _US + p + _US + o).encode(),
+                                      digest_size=10).hexdigest()
+                    st = statements[k] = f"<{STMT_NS}{digest}>"
+                    lines.append(f"{st}{_NT_TYPE_STATEMENT}{st}{_NT_S}{s} .\n{st}{_NT_P}{p} .\n"
+                                 f"{st}{_NT_O}{o} .\n")
+                    n += 4
+                lines.append(f"{st}{_NT_GEN}{d} .\n" if generated else f"{d}{_NT_USED}{st} .\n")
         self.lines.append("".join(lines))
         self.count += n + len(used) + len(made)
         if self.count >= self.chunk_lines:
