@@ -84,7 +84,7 @@ def spread(topo: Topology, chunks: list[ChunkId], origins: list[list[int]],
             if not cands:
                 continue
             choose = (partial(_farthest, holders=holders, far_v=far[v]) if far is not None
-                      else partial(_rarest, holders=holders))
+                      else partial(rarest, holders=holders))
             picked = 0
             for u, b in assign_chunks(cands, choose):
                 picked |= 1 << b
@@ -133,8 +133,9 @@ def assign_chunks(cands: list[tuple[int, int, int]], choose: Callable[[int], int
             yield nbr, b
 
 
-def _rarest(pool: int, holders: list[int], scan: int = 6) -> int:
-    """Among the lowest ``scan`` bits of ``pool``, the chunk with the fewest holders."""
+def rarest(pool: int, holders: list[int], scan: int = 6) -> int:
+    """Among the lowest ``scan`` bits of ``pool`` (highest priority), the chunk with the fewest
+    holders."""
     best_b, best_h = -1, 1 << 60
     for _ in range(scan):
         if not pool:

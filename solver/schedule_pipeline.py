@@ -21,9 +21,10 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from functools import partial
 
 from accelkb.solver.schedule_decompose import prune_relays
-from accelkb.solver.schedule_greedy import Budget, assign_chunks
+from accelkb.solver.schedule_greedy import Budget, assign_chunks, rarest
 from accelkb.solver.schedule_model import ChunkId, TransferT
 from accelkb.solver.topology import Topology
 
@@ -96,7 +97,7 @@ def timed_spread(topo: Topology, chunks: list[ChunkId], owner: list[int], releas
             if not cands:
                 continue
             picked = 0
-            for u, b in assign_chunks(cands, lambda pool: _first_rarest(pool, holders)):
+            for u, b in assign_chunks(cands, partial(rarest, holders=holders)):
                 picked |= 1 << b
                 transfers.append((step, u, v, chunks[chunk_at[b]]))
                 gained.append(b)
@@ -113,20 +114,6 @@ def timed_spread(topo: Topology, chunks: list[ChunkId], owner: list[int], releas
 def _lowest_bit(pool: int) -> int:
     """Index of the lowest set bit (the highest-priority chunk)."""
     return (pool & -pool).bit_length() - 1
-
-
-def _first_rarest(pool: int, holders: list[int], scan: int = 6) -> int:
-    """Among the lowest ``scan`` bits of ``pool`` (highest priority), the rarest chunk."""
-    best_b, best_h = -1, 1 << 60
-    for _ in range(scan):
-        if not pool:
-            break
-        low = pool & -pool
-        b = low.bit_length() - 1
-        if holders[b] < best_h:
-            best_b, best_h = b, holders[b]
-        pool ^= low
-    return best_b
 
 
 def forward_reduce(topo: Topology, dist: list[list[int]], order: list[int] | None = None,
