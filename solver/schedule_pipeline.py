@@ -31,15 +31,13 @@ from accelkb.solver.topology import Topology
 
 def timed_spread(topo: Topology, chunks: list[ChunkId], owner: list[int], release: list[int],
                  busy: Counter[tuple[int, int, int]] | None = None,
-                 deadline: float | None = None, leaves: frozenset[int] = frozenset()
-                 ) -> tuple[int, list[TransferT]]:
+                 deadline: float | None = None) -> tuple[int, list[TransferT]]:
     """Pull spread of chunk ``i`` from ``owner[i]`` (held there from step ``release[i]``) to
     every chip, on the unit links left after ``busy[(step, u, v)]``.
 
     Each step every chip pulls over each in-link with free capacity a chunk it lacks that the
     sender holds: chunks only this in-link can deliver first, then the earliest released, then
-    the rarest. Chips in ``leaves`` forward only their own chunks. Returns
-    ``(makespan_steps, transfers)``.
+    the rarest. Returns ``(makespan_steps, transfers)``.
 
     Raises
     ------
@@ -55,15 +53,6 @@ def timed_spread(topo: Topology, chunks: list[ChunkId], owner: list[int], releas
     chunk_at = [0] * k
     for i, b in enumerate(bit_of):
         chunk_at[b] = i
-    offer = [-1] * n  # what each chip may pass on
-    for i in range(k):
-        if owner[i] in leaves:
-            offer[owner[i]] = 0
-    for i in range(k):
-        if owner[i] in leaves:
-            offer[owner[i]] |= 1 << bit_of[i]
-    for v in leaves:
-        offer[v] = max(offer[v], 0)
     last_busy = max((t for t, _, _ in busy), default=-1)
     arrivals: dict[int, list[int]] = {}
     for i in range(k):
@@ -91,7 +80,7 @@ def timed_spread(topo: Topology, chunks: list[ChunkId], owner: list[int], releas
             cands = []
             for u, m in inn[v]:
                 free = m - busy.get((step, u, v), 0)
-                have = held[u] & lack & offer[u]
+                have = held[u] & lack
                 if free > 0 and have:
                     cands.append((have, u, free))
             if not cands:
@@ -117,8 +106,7 @@ def _lowest_bit(pool: int) -> int:
 
 
 def forward_reduce(topo: Topology, dist: list[list[int]], order: list[int] | None = None,
-                   deadline: float | None = None, leaves: frozenset[int] = frozenset()
-                   ) -> tuple[int, list[TransferT]]:
+                   deadline: float | None = None) -> tuple[int, list[TransferT]]:
     """Reduce-scatter of ``n`` chunks, chunk ``j`` summed at chip ``j``, built forwards in time
     (as early as it goes, so every link is busy from step 0).
 
@@ -126,9 +114,7 @@ def forward_reduce(topo: Topology, dist: list[list[int]], order: list[int] | Non
     and only after every neighbor farther from ``j`` has sent its own: so the receiver is
     still active and every active chip keeps a closer active neighbor (no deadlock). Each step
     each out-link takes a ready chunk only it can take first, then the highest priority
-    (``order[j]``, lower first). Chips in ``leaves`` (the ones with the fewest links) receive
-    only their own chunk wherever another closer neighbour exists. Returns
-    ``(steps, transfers)``.
+    (``order[j]``, lower first). Returns ``(steps, transfers)``.
 
     Raises
     ------
@@ -146,9 +132,7 @@ def forward_reduce(topo: Topology, dist: list[list[int]], order: list[int] | Non
     parents: list[list[list[int]]] = [[[] for _ in range(n)] for _ in range(n)]
     for u in range(n):
         for j in range(n):
-            near = [v for v in out[u] if v < n and dist[v][j] < dist[u][j]]
-            good = [v for v in near if v not in leaves or v == j]
-            parents[u][j] = good or near
+            parents[u][j] = [v for v in out[u] if v < n and dist[v][j] < dist[u][j]]
             for v in parents[u][j]:
                 closer[(u, v)] |= 1 << order[j]
                 wait[v][j] += 1
@@ -190,7 +174,7 @@ def forward_reduce(topo: Topology, dist: list[list[int]], order: list[int] | Non
 
 
 def _ag_forwards(topo: Topology, ids: list[ChunkId], rs: list[TransferT],
-                 leaves: frozenset[int], deadline: float | None) -> tuple[int, list[TransferT]]:
+                 deadline: float | None) -> tuple[int, list[TransferT]]:
     """Allgather as early as it goes after the reduce-scatter ``rs``, on the links it leaves
     free; each chunk is released at its owner one step after its reduction completes."""
     n = len(ids)
@@ -199,13 +183,12 @@ def _ag_forwards(topo: Topology, ids: list[ChunkId], rs: list[TransferT],
         done[c[1]] = max(done[c[1]], t)
     busy: Counter[tuple[int, int, int]] = Counter((t, u, v) for t, u, v, _ in rs)
     steps, ag = timed_spread(topo, ids, list(range(n)), [d + 1 for d in done], busy=busy,
-                             deadline=deadline, leaves=leaves)
+                             deadline=deadline)
     return steps, prune_relays(ag, n)
 
 
 def pipelined_allreduce(topo: Topology, dist: list[list[int]], order: list[int] | None = None,
-                        deadline: float | None = None, leaves: frozenset[int] = frozenset()
-                        ) -> tuple[int, list[TransferT]]:
+                        deadline: float | None = None) -> tuple[int, list[TransferT]]:
     """Allreduce of ``n`` chunks (chunk ``j`` owned by chip ``j``, ids ``(0, j)``): the
     front-loaded :func:`forward_reduce`, then the allgather of each chunk as soon as it is
     reduced, on the links the reduction leaves free (module docstring).
@@ -217,8 +200,8 @@ def pipelined_allreduce(topo: Topology, dist: list[list[int]], order: list[int] 
     """
     n = topo.endpoints
     ids: list[ChunkId] = [(0, j) for j in range(n)]
-    rs_steps, rs = forward_reduce(topo, dist, order, deadline=deadline, leaves=leaves)
-    ag_steps, ag = _ag_forwards(topo, ids, rs, leaves, deadline)
+    rs_steps, rs = forward_reduce(topo, dist, order, deadline=deadline)
+    ag_steps, ag = _ag_forwards(topo, ids, rs, deadline)
     return max(rs_steps, ag_steps), rs + ag
 
 
