@@ -1,6 +1,6 @@
 """Derivation records (PROV-O), written in each store's own terms.
 
-One record per rule solution that adds a triple, in the derivations graph::
+One record per rule solution that adds a triple. In the knowledge base (rdflib) it reads::
 
     kb:derivation-<rule>-<hash>  a ak:Derivation, prov:Activity ;
         ak:rule kb:rule-<id> ;                      # rdfs:subPropertyOf prov:hadPlan
@@ -13,15 +13,25 @@ One record per rule solution that adds a triple, in the derivations graph::
 Every IRI is a hash of what it stands for: a derivation of its rule and all bindings of the
 solution, a binding of (variable, value), a statement of its triple (the N-Triples form of its
 terms). So records are idempotent, and a binding or a statement that many derivations share is
-written once per run (while cached). Two writers make the same shape: :class:`RdflibRecorder`
-adds rdflib triples to a ``Dataset``; :class:`OxigraphRecorder` never builds a Python RDF term:
-it writes N-Triples text from the terms' own N-Triples forms (which the hashes need anyway) and
-hands it to Oxigraph's parser in chunks of a few thousand triples, loaded while the engine goes
-on (:meth:`OxigraphStore.load_records`).
+written once per run (while cached).
 
-Cost: about ten record triples per inferred triple (half of them the four triples of each
-rdf:Statement). On Oxigraph the records' time is mostly Oxigraph inserting them (a few µs per
-quad), which the background load overlaps with inference when a second core is free.
+Two writers. :class:`RdflibRecorder` adds exactly that to an rdflib ``Dataset`` (rdflib has no
+RDF 1.2 triple terms). :class:`OxigraphRecorder` writes the same record in RDF 1.2, where a
+triple can be the object of another: ``prov:used <<( s p o )>>`` for each premise and
+``prov:generated <<( s p o )>>`` (the inverse of ``prov:wasGeneratedBy``) for each new triple,
+one triple each instead of a four-triple ``rdf:Statement`` plus a link, and without the types
+the schema implies (``ak:Derivation rdfs:subClassOf prov:Activity``). In that store a SPARQL 1.2
+query reads them as they are (``?d prov:generated <<( ?f rdf:type ak:BottleneckFinding )>>``);
+:meth:`OxigraphStore.triples` hands the derivations graph back in the knowledge base's shape
+above (same statement IRIs, types spelt out), so the knowledge base is the same whichever
+store ran the rules. The Oxigraph writer never builds a Python RDF term: it writes N-Triples
+text from the terms' own N-Triples forms (which the hashes need anyway) and hands it to
+Oxigraph's parser in chunks of a few thousand triples, loaded while the engine goes on
+(:meth:`OxigraphStore.load_records`).
+
+Cost: Oxigraph inserts a few µs per quad whatever it holds, so the record's size is its cost.
+The rdflib shape is about ten record triples per inferred triple (half of them the four triples
+of each rdf:Statement); the RDF 1.2 shape is under four.
 """
 
 from __future__ import annotations
@@ -186,14 +196,11 @@ def _nt(term: Node) -> str:
     return str(term.n3())
 
 
-_T, _NT_STATEMENT = _nt(_A), _nt(_STATEMENT)
-_NT_S, _NT_P, _NT_O = f" {_nt(_SUBJ)} ", f" {_nt(_PRED)} ", f" {_nt(_OBJ)} "
+_T = _nt(_A)
 _NT_HEAD = f" {_T} {_nt(_DERIVATION)} .\n"
-_NT_ACT = f" {_T} {_nt(_ACTIVITY)} .\n"
 _NT_RULE, _NT_BINDING = f" {_nt(_RULE)} ", f" {_nt(_BINDING)} "
 _NT_VAR, _NT_VALUE = f" {_nt(_VAR)} ", f" {_nt(_VALUE)} "
-_NT_USED, _NT_GEN = f" {_nt(_USED)} ", f" {_nt(_GENERATED_BY)} "
-_NT_TYPE_STATEMENT = f" {_T} {_NT_STATEMENT} .\n"
+_NT_USED, _NT_GENERATED = f" {_nt(_USED)} ", f" {_nt(PROV.generated)} "
 
 
 class OxigraphRecorder:
@@ -208,7 +215,6 @@ class OxigraphRecorder:
         self.chunk_lines = chunk_lines
         self.lines: list[str] = []
         self.count = 0
-        self.statements: dict[Triple, str] = {}
         self.bindings: dict[tuple[str, str], str] = {}
 
     def rules(self, rules: Iterable[Rule]) -> None:
@@ -233,8 +239,8 @@ class OxigraphRecorder:
         key = "\x1f".join([pre + text[i] for pre, i in plan.key_parts if text[i] is not None])
         text += consts
         d = f"<{DERIVATION_NS}{plan.rule.id}-{_blake2b(key.encode(), digest_size=10).hexdigest()}>"
-        lines = [f"{d}{_NT_HEAD}{d}{_NT_ACT}{d}{_NT_RULE}<{plan.rule.iri}> .\n"]
-        n = 3
+        lines = [f"{d}{_NT_HEAD}{d}{_NT_RULE}<{plan.rule.iri}> .\n"]
+        n = 2 + len(used) + len(made)
         bindings = self.bindings
         for name, i in plan.recorded:
             value = text[i]
@@ -249,24 +255,15 @@ class OxigraphRecorder:
                 n += 2
             lines.append(f"{d}{_NT_BINDING}{b} .\n")
             n += 1
-        statements = self.statements
-        if len(statements) > CACHE_LIMIT:
-            _trim(statements)
-        for getters, generated in ((used, False), (made, True)):
-            for get in getters:
-                k = get(text)
-                st = statements.get(k)
-                if st is None:
-                    s, p, o = k
-                    digest = _blake2b((s + _US + p + _US + o).encode(),
-                                      digest_size=10).hexdigest()
-                    st = statements[k] = f"<{STMT_NS}{digest}>"
-                    lines.append(f"{st}{_NT_TYPE_STATEMENT}{st}{_NT_S}{s} .\n{st}{_NT_P}{p} .\n"
-                                 f"{st}{_NT_O}{o} .\n")
-                    n += 4
-                lines.append(f"{st}{_NT_GEN}{d} .\n" if generated else f"{d}{_NT_USED}{st} .\n")
+        used_line, made_line = f"{d}{_NT_USED}", f"{d}{_NT_GENERATED}"
+        for get in used:
+            s, p, o = get(text)
+            lines.append(f"{used_line}<<( {s} {p} {o} )>> .\n")
+        for get in made:
+            s, p, o = get(text)
+            lines.append(f"{made_line}<<( {s} {p} {o} )>> .\n")
         self.lines.append("".join(lines))
-        self.count += n + len(used) + len(made)
+        self.count += n
         if self.count >= self.chunk_lines:
             self.flush()
 

@@ -21,15 +21,16 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from rdflib import BNode, Dataset, Literal, URIRef, Variable
+from rdflib import RDF, BNode, Dataset, Literal, URIRef, Variable
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.sparql import Query
 from rdflib.term import Node
 
 from accelkb.ontology.kb import DERIVATIONS
+from accelkb.ontology.namespace import AK
 
 from .parse import Rule
-from .records import OxigraphRecorder, RdflibRecorder, _n3
+from .records import PROV, STMT_NS, OxigraphRecorder, RdflibRecorder, _h, _n3
 
 Row = tuple[Any, ...]
 
@@ -246,11 +247,34 @@ class OxigraphStore:
 
     # -- reading back -----------------------------------------------------------------------
     def triples(self, graph: URIRef) -> list[tuple[Node, Node, Node]]:
-        """Every triple of one named graph, as rdflib terms."""
+        """Every triple of one named graph, as rdflib terms.
+
+        Derivation records come back in the knowledge base's shape
+        (:mod:`accelkb.rules.records`): ``d prov:used <<( s p o )>>`` as ``d prov:used st``
+        and ``d prov:generated <<( s p o )>>`` as ``st prov:wasGeneratedBy d``, each ``st`` an
+        ``rdf:Statement`` described once, and each ``ak:Derivation`` also a ``prov:Activity``.
+        """
         self.sync()
-        conv = self.rdflib_term
-        return [(conv(q.subject), conv(q.predicate), conv(q.object))
-                for q in self.store.quads_for_pattern(None, None, None, self.native(graph))]
+        conv, triple_term = self.rdflib_term, self.ox.Triple
+        generated, derivation = self.native(PROV.generated), self.native(AK.Derivation)
+        out: list[tuple[Node, Node, Node]] = []
+        described: set[URIRef] = set()
+        for q in self.store.quads_for_pattern(None, None, None, self.native(graph)):
+            s, o = conv(q.subject), q.object
+            if isinstance(o, triple_term):
+                st = URIRef(STMT_NS + _h(str(o.subject), str(o.predicate), str(o.object)))
+                out.append((st, PROV.wasGeneratedBy, s) if q.predicate == generated
+                           else (s, conv(q.predicate), st))
+                if st not in described:
+                    described.add(st)
+                    out += [(st, RDF.type, RDF.Statement), (st, RDF.subject, conv(o.subject)),
+                            (st, RDF.predicate, conv(o.predicate)),
+                            (st, RDF.object, conv(o.object))]
+            else:
+                out.append((s, conv(q.predicate), conv(o)))
+                if o == derivation:
+                    out.append((s, RDF.type, PROV.Activity))
+        return out
 
     def query(self, sparql: str, **options: Any) -> Any:
         """Run a SPARQL query on the store (after pending records are in)."""

@@ -62,15 +62,27 @@ def test_both_stores_record_the_same_derivations() -> None:
                                                                                   AK.binding)))
 
 
+_PREFIXES = {"prov": str(PROV), "ak": "https://w3id.org/accelkb/schema#", "rdf": str(RDF)}
+
+
 def test_records_are_queryable_in_oxigraph_after_the_run() -> None:
+    """In Oxigraph the records are RDF 1.2: premises and generated triples are triple terms."""
     ox = OxigraphStore.from_dataset(_scenario())
     report = run_fixpoint(load_rules().values(), ox)
     rows = list(ox.query(
-        "SELECT (COUNT(DISTINCT ?d) AS ?n) WHERE { GRAPH ?g { ?d a prov:Activity ; "
-        "ak:rule ?r ; prov:used ?st . ?st rdf:subject ?s } }",
-        prefixes={"prov": str(PROV), "ak": "https://w3id.org/accelkb/schema#",
-                  "rdf": str(RDF)}))
+        "SELECT (COUNT(DISTINCT ?d) AS ?n) WHERE { GRAPH ?g { ?d a ak:Derivation ; "
+        "ak:rule ?r ; prov:used <<( ?s ?p ?o )>> ; prov:generated <<( ?x ?y ?z )>> } }",
+        prefixes=_PREFIXES))
     assert int(rows[0][0].value) == report.derivations
+    # which rule made each finding: one pattern, no rdf:Statement
+    rows = list(ox.query(
+        "SELECT ?f ?id WHERE { ?f a ak:BottleneckFinding . "
+        "?d prov:generated <<( ?f rdf:type ak:BottleneckFinding )>> ; ak:rule/ak:ruleId ?id }",
+        use_default_graph_as_union=True, prefixes=_PREFIXES))
+    findings = {r["f"] for r in ox.query(
+        f"SELECT ?f WHERE {{ GRAPH <{INFERRED}> {{ ?f a ak:BottleneckFinding }} }}",
+        prefixes=_PREFIXES)}
+    assert findings and {r["f"] for r in rows} == findings
 
 
 def test_background_load_errors_reach_the_caller() -> None:
