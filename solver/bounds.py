@@ -29,6 +29,32 @@ per step, copies free, combining free). :func:`lower_bounds` returns all of them
   ``l <= T - ceil(c/in(S))``; it is last, so every rank ``w`` outside has already been carried
   in: ``l >= dist(w, S) - 1``. Hence ``T >= ceil(c/in(S)) + dist(w, S) - 1``. On a switch with
   one link per chip this is ``c + 1``.
+- ``completion`` (allreduce): chip ``v`` receives at most ``in(v)`` chunks per step, and a chunk
+  that is not complete at ``v`` at the start of step ``tau`` must still be received there in some
+  step ``>= tau``. So if at most ``K(v, tau)`` chunks can be complete at ``v`` by ``tau``, then
+  ``T >= tau + ceil((c - K(v, tau)) / in(v))``. ``K`` comes from a cut in the time-expanded
+  network (node ``(u, t)``: chip ``u`` at the start of step ``t``; a wait edge
+  ``(u, t) -> (u, t+1)``; a transfer ``(u, t) -> (y, t+1)`` per unit link). Take the ranks
+  ``W`` at distance ``>= r`` from ``v``. In the one-way gossip relaxation a partial sum held at
+  ``(u, t)`` contains only contributions of ranks within distance ``t`` of ``u``: at most
+  ``P(u, t)`` of ``W``. Let ``X`` be the nodes with ``P(u, t) >= 2`` that can still reach ``v`` by
+  ``tau``, plus ``(v, tau)`` (``tau >= 1``). A chunk complete at ``v`` by ``tau`` holds every
+  ``w`` in ``W``, so a time-respecting chain runs from ``(w, 0)`` (outside ``X``:
+  ``P(w, 0) = 1``) to ``(v, tau)``; the edge by which it first enters ``X`` starts outside
+  ``X`` at a node that can reach ``v`` by ``tau``. Waits into ``X`` bring at most ``free`` =
+  the sum of their ``P(u, t-1)`` items, so the entering transfers of the chunk bring the other
+  ``need = |W| - free``, each at most ``P(u, t)`` of them (counted as ``min(P(u, t), need)``);
+  one unit link carries one chunk per step, so ``need * K <= sum over entering transfers of
+  units * min(P, need)``. Example:
+  GroqDF2x8 (two 8-cliques, twin links ``i <-> i+8`` of multiplicity 4), ``v = 0``,
+  ``tau = 2``, ``W`` = the 7 chips of the other clique except the twin 8: ``X = {(8, 1),
+  (0, 2)}``; the entering transfers are the 7 clique links into 8 in step 0 and the 7 clique
+  links into 0 in step 1, each carrying one item of ``W`` (the twin link from 0 carries none),
+  so ``K = 14 // 7 = 2`` and ``T >= 2 + ceil((16 - 2) / 11) = 4``. Also evaluated on ``G^T``
+  (the time-reversed schedule on the reversed links is a gossip scheme of the same length).
+  :func:`allreduce_completion_bound` is not folded into :func:`lower_bounds` (whose ``best``
+  stays the reference bound of the benchmark instances); the allreduce search of
+  :mod:`schedule_api` uses it as an optimality proof.
 - ``lp`` (alltoall, small n): minimum time of a fractional multicommodity flow (Z3 Optimize over
   reals), aggregated per source.
 """
@@ -140,6 +166,95 @@ def _latency_bounds(topo: Topology, chunks: int, dist: list[list[int]],
             far = max(min(dist[w][u] for u in s) for w in outside)
             recv = max(recv, math.ceil(chunks / in_cap) + far - 1)
     return float(send), float(recv)
+
+
+COMPLETION_ALL_RANKS = 128  # up to here every rank is a candidate ``v``; beyond, a few
+
+
+def complete_by(topo: Topology, dist: list[list[int]], v: int, tau: int, r: int,
+                inn: list[list[int]] | None = None) -> int | None:
+    """Upper bound ``K(v, tau)`` on the chunks complete at rank ``v`` at the start of step
+    ``tau`` (``completion`` in the module docstring, ``W`` = ranks at distance ``>= r`` from
+    ``v``); None when this cut gives nothing."""
+    n, nv = topo.endpoints, topo.n
+    far = [w for w in range(n) if dist[w][v] >= r]
+    if tau < 1 or not far:
+        return None
+    inn = inn if inn is not None else topo.in_neighbors()
+    # p[t][u] = ranks of W within distance t of u
+    p = [[0] * nv for _ in range(tau + 1)]
+    for w in far:
+        for u in range(nv):
+            d = dist[w][u]
+            if 0 <= d <= tau:
+                for t in range(d, tau + 1):
+                    p[t][u] += 1
+
+    def reach(u: int, t: int) -> bool:
+        return 0 <= dist[u][v] <= tau - t
+
+    inside = [[p[t][u] >= 2 and reach(u, t) for u in range(nv)] for t in range(tau + 1)]
+    inside[tau][v] = True
+    if any(inside[0]):
+        return None
+    free, carried = 0, 0
+    entering: list[tuple[int, int, int]] = []
+    for t in range(1, tau + 1):
+        for y in range(nv):
+            if not inside[t][y]:
+                continue
+            if not inside[t - 1][y] and reach(y, t - 1):
+                free += p[t - 1][y]
+            for u in inn[y]:
+                if not inside[t - 1][u] and reach(u, t - 1) and p[t - 1][u]:
+                    entering.append((topo.links[(u, y)], t - 1, u))
+    need = len(far) - free
+    if need <= 0:
+        return None
+    for m, t, u in entering:
+        carried += m * min(p[t][u], need)
+    return carried // need
+
+
+def completion_bound(topo: Topology, chunks: int, dist: list[list[int]], above: int = 0
+                     ) -> float:
+    """``max over v, tau of tau + ceil((c - K(v, tau)) / in(v))`` (module docstring), on the
+    topology as given; ``K`` is 0 before every rank can have reached ``v``. Terms that cannot
+    exceed ``above`` (the other bounds) are skipped; 0 when none does."""
+    n = topo.endpoints
+    ranks = list(range(n))
+    if n > COMPLETION_ALL_RANKS:
+        ranks = sorted(ranks, key=lambda v: (topo.in_units(v), v))[:4] + [0, n // 2]
+    inn = topo.in_neighbors()
+    best = 0
+    for v in sorted(set(ranks)):
+        in_v = topo.in_units(v)
+        if in_v == 0:
+            continue
+        ecc = max(dist[w][v] for w in range(n))
+        if ecc < 0 or any(dist[w][v] < 0 for w in range(n)):
+            continue
+        for tau in range(max(ecc - 1, 0), ecc + 2):
+            if tau + math.ceil(chunks / in_v) <= above:
+                continue
+            k = 0 if tau < ecc else chunks
+            for r in range(2, ecc + 1) if tau >= ecc else ():
+                got = complete_by(topo, dist, v, tau, r, inn)
+                if got is not None:
+                    k = min(k, got)
+            if chunks > k and tau + math.ceil((chunks - k) / in_v) > above:
+                best = max(best, tau + math.ceil((chunks - k) / in_v))
+    return float(best)
+
+
+def allreduce_completion_bound(topo: Topology, chunks: int, above: int = 0) -> int:
+    """The ``completion`` bound of an allreduce of ``chunks`` chunks, on ``topo`` and on its
+    reverse, when it exceeds ``above`` (the other bounds); else 0."""
+    comp = completion_bound(topo, chunks, all_distances(topo), above)
+    rev = topo.reversed()
+    if dict(rev.links) != dict(topo.links):
+        comp = max(comp, completion_bound(rev, chunks, all_distances(rev), above))
+    return int(comp) if comp > above else 0
 
 
 def alltoall_lp_bound(topo: Topology, time_limit_s: float = 3.0) -> float | None:

@@ -112,14 +112,16 @@ def _far() -> float:
 
 
 def test_small_dragonfly_allreduce_is_checked_and_never_a_false_optimal() -> None:
-    # GroqDF2x8-style: 2 nodes of 8 chips, 16 chunks; the bound says 3, the best construction
-    # has 4 and no proof closes the gap within seconds, so the answer must stay FEASIBLE
+    # GroqDF2x8-style: 2 nodes of 8 chips, 16 chunks; the reference bounds say 3, the best
+    # construction has 4, and the completion bound (bounds.py) proves that 3 is impossible
     topo = parse_topology("dragonfly:nodes=2")
     r = schedule(topo, "allreduce", 16, time_limit_s=4)
     assert r.verified and r.makespan_steps is not None
     assert verify(Instance(topo, "allreduce", 16), list(r.transfers), r.makespan_steps).ok
     assert r.makespan_steps >= r.lower_bound_steps == 3
-    if r.makespan_steps > r.lower_bound_steps:
+    if r.makespan_steps == 4:
+        assert r.status is Status.OPTIMAL and r.proof.startswith("completion bound")
+    else:
         assert r.status is Status.FEASIBLE
 
 
