@@ -181,14 +181,17 @@ def complete_by(topo: Topology, dist: list[list[int]], v: int, tau: int, r: int,
     if tau < 1 or not far:
         return None
     inn = inn if inn is not None else topo.in_neighbors()
-    # p[t][u] = ranks of W within distance t of u
+    # p[t][u] = ranks of W within distance t of u (a histogram of distances, then prefix sums)
     p = [[0] * nv for _ in range(tau + 1)]
     for w in far:
+        row = dist[w]
         for u in range(nv):
-            d = dist[w][u]
-            if 0 <= d <= tau:
-                for t in range(d, tau + 1):
-                    p[t][u] += 1
+            if 0 <= row[u] <= tau:
+                p[row[u]][u] += 1
+    for t in range(1, tau + 1):
+        prev, cur = p[t - 1], p[t]
+        for u in range(nv):
+            cur[u] += prev[u]
 
     def reach(u: int, t: int) -> bool:
         return 0 <= dist[u][v] <= tau - t
@@ -238,7 +241,7 @@ def completion_bound(topo: Topology, chunks: int, dist: list[list[int]], above: 
             if tau + math.ceil(chunks / in_v) <= above:
                 continue
             k = 0 if tau < ecc else chunks
-            for r in range(2, ecc + 1) if tau >= ecc else ():
+            for r in range(max(2, ecc - 1), ecc + 1) if tau >= ecc else ():
                 got = complete_by(topo, dist, v, tau, r, inn)
                 if got is not None:
                     k = min(k, got)
