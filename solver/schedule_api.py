@@ -24,7 +24,7 @@ from pathlib import Path
 from accelkb.errors import InputError
 from accelkb.solver import schedule_allreduce_z3 as arz3
 from accelkb.solver import schedule_encoding as enc
-from accelkb.solver.bounds import all_distances, allreduce_completion_bound, lower_bounds
+from accelkb.solver.bounds import all_distances, lower_bounds
 from accelkb.solver.schedule_allreduce import ring_allreduce, switch_allreduce
 from accelkb.solver.schedule_decompose import compose_allreduce, prune_relays, rounds
 from accelkb.solver.schedule_greedy import (
@@ -289,9 +289,7 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
     """Constructive schedules, then Z3 below the best; returns the best and the proof text."""
     best = _Best()
     collective, topo = inst.collective, inst.topology
-    # allreduce: the completion bound (bounds.py) proves more than lb on some small instances
-    comp = allreduce_completion_bound(topo, inst.chunks, lb) if collective == "allreduce" else 0
-    best.target = max(lb, comp)
+    best.target = lb
     if collective in ("allgather", "broadcast"):
         _allgather_like(inst, topo, deadline, best, reverse_out=False)
     elif collective == "reduce_scatter":
@@ -301,10 +299,7 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
     else:
         _routed(inst, lb, deadline, best)
     proof = ""
-    if best.steps is not None and lb < best.steps <= comp:
-        proof = (f"completion bound: no allreduce fits in {best.steps - 1} steps (too few "
-                 "chunks can be complete at some chip before the last step; see bounds.py)")
-    elif best.steps is not None and best.steps > lb and use_z3 and collective == "allreduce":
+    if best.steps is not None and best.steps > lb and use_z3 and collective == "allreduce":
         verdict = _z3_allreduce(inst, lb, deadline, best)
         if verdict == "optimal":
             proof = (f"Z3: UNSAT with {best.steps - 1} steps (one-way gossip relaxation: no "
@@ -367,8 +362,8 @@ def schedule(topology: str | Path | Topology, collective: str, chunks: int = 1,
                        "any schedule was built", False, t0)
     if best.steps == lb:
         proof = f"makespan equals the lower bound ({b.best_name})"
-    status = Status.OPTIMAL if best.steps == lb or proof.startswith(("Z3: UNSAT", "completion")) \
-        else Status.FEASIBLE
+    status = Status.OPTIMAL if best.steps == lb or proof.startswith("Z3: UNSAT") else \
+        Status.FEASIBLE
     if not proof:
         proof = "no proof of optimality; gap to the lower bound remains"
     report = verify(inst, best.transfers, best.steps)

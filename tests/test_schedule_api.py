@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -110,15 +111,19 @@ def test_dragonfly_allgather_meets_the_bound_by_construction() -> None:
 def test_bounds_match_the_reference_bounds_on_bench_instances() -> None:
     from accelkb.solver.topology import load_topology_file
     instances = json.loads((SHARED / "schedule_instances.json").read_text())
-    checked = 0
+    checked = raised = 0
     for inst in instances:
         topo = load_topology_file(SHARED / inst["topology"])
         if topo.n > 72:
             continue
         b = lower_bounds(topo, inst["collective"], inst["chunks_per_rank"], use_lp=False)
-        assert b.best == inst["lower_bound_steps"], inst
+        # the reference bounds, reproduced; the allreduce completion bound may prove more
+        ours = max(v for k, v in b.values.items() if k != "completion")
+        assert math.ceil(ours - 1e-9) == inst["lower_bound_steps"], inst
+        assert b.best >= inst["lower_bound_steps"]
+        raised += b.best > inst["lower_bound_steps"]
         checked += 1
-    assert checked >= 50
+    assert checked >= 50 and raised == 1  # GroqDF2x8 allreduce: 4 (proof in bounds.py)
 
 
 def test_time_window_rounds_are_collision_free(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@ than the gossip relaxation (Z3 UNSAT one step below wherever it raises the bound
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
@@ -18,6 +19,12 @@ from accelkb.solver.schedule_allreduce_z3 import AllreduceProblem, solve
 from accelkb.solver.schedule_api import schedule
 from accelkb.solver.schedule_model import Status
 from accelkb.solver.topology import Topology, parse_topology
+
+
+def _others(topo: Topology, chunks: int) -> int:
+    """The allreduce lower bound without the completion bound."""
+    b = lower_bounds(topo, "allreduce", chunks)
+    return math.ceil(max(v for k, v in b.values.items() if k != "completion") - 1e-9)
 
 
 def two_cliques(k: int, twin: int) -> Topology:
@@ -40,12 +47,13 @@ def test_dragonfly_2x8_cut_lets_two_chunks_complete_after_two_steps() -> None:
 
 def test_dragonfly_2x8_allreduce_of_16_chunks_is_proven_optimal_at_4_steps() -> None:
     topo = parse_topology("dragonfly:nodes=2")
+    assert _others(topo, 16) == 3  # 480 transfers on 176 unit links; the reference bound
     b = lower_bounds(topo, "allreduce", 16)
-    assert b.best == 3  # 480 transfers on 176 unit links; the reference bound
-    assert allreduce_completion_bound(topo, 16, b.best) == 4
+    assert (b.best, b.best_name) == (4, "completion")
     r = schedule(topo, "allreduce", 16, time_limit_s=10)
-    assert (r.makespan_steps, r.status, r.verified) == (4, Status.OPTIMAL, True)
-    assert r.proof.startswith("completion bound: no allreduce fits in 3 steps")
+    assert (r.makespan_steps, r.lower_bound_steps, r.status, r.verified) == \
+        (4, 4, Status.OPTIMAL, True)
+    assert r.proof == "makespan equals the lower bound (completion)"
 
 
 @pytest.mark.parametrize(("k", "twin", "chunks"), [
@@ -54,9 +62,9 @@ def test_dragonfly_2x8_allreduce_of_16_chunks_is_proven_optimal_at_4_steps() -> 
 def test_completion_bound_is_unsat_one_step_below_in_the_gossip_relaxation(
         k: int, twin: int, chunks: int) -> None:
     topo = two_cliques(k, twin)
-    lb = lower_bounds(topo, "allreduce", chunks).best
+    lb = _others(topo, chunks)
     comp = allreduce_completion_bound(topo, chunks, lb)
-    assert comp > lb
+    assert comp > lb and lower_bounds(topo, "allreduce", chunks).best == comp
     p = AllreduceProblem(topo, chunks, comp - 1, exact=False)
     assert solve(p, all_distances(topo), deadline=time.monotonic() + 60)[0] == "unsat"
 
@@ -65,5 +73,5 @@ def test_completion_bound_adds_nothing_where_the_others_are_met() -> None:
     for spec, chunks in (("ring:8", 8), ("torus:4x4", 16), ("switch:8", 8),
                          ("dragonfly:nodes=4", 32)):
         topo = parse_topology(spec)
-        lb = lower_bounds(topo, "allreduce", chunks).best
-        assert allreduce_completion_bound(topo, chunks, lb) == 0
+        assert allreduce_completion_bound(topo, chunks, _others(topo, chunks)) == 0
+        assert "completion" not in lower_bounds(topo, "allreduce", chunks).values
