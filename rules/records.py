@@ -210,7 +210,7 @@ class OxigraphRecorder:
     for the hashes and in the text, so no term object is built for a record.
     """
 
-    def __init__(self, store: OxigraphStore, chunk_lines: int = 25_000) -> None:
+    def __init__(self, store: OxigraphStore, chunk_lines: int = 2_500) -> None:
         self.store = store
         self.chunk_lines = chunk_lines
         self.lines: list[str] = []
