@@ -29,9 +29,10 @@ text from the terms' own N-Triples forms (which the hashes need anyway) and hand
 Oxigraph's parser in chunks of a few thousand triples, loaded while the engine goes on
 (:meth:`OxigraphStore.load_records`).
 
-Cost: Oxigraph inserts a few µs per quad whatever it holds, so the record's size is its cost.
-The rdflib shape is about ten record triples per inferred triple (half of them the four triples
-of each rdf:Statement); the RDF 1.2 shape is under four.
+Cost: Oxigraph inserts a few µs per quad (a quad with a triple term ~1.7× a plain one), so the
+record's size is its cost. The rdflib shape is about ten record triples per inferred triple
+(half of them the four triples of each rdf:Statement); the RDF 1.2 shape about five (121,330
+against 242,776 for the 23,800 inferred triples of the 2×10^4-triple benchmark).
 """
 
 from __future__ import annotations
