@@ -114,3 +114,16 @@ def test_cli_explain_json_and_text(kb: KnowledgeBase, capsys: pytest.CaptureFixt
     assert "is memory-capacity bound" in capsys.readouterr().out
     assert main(["explain", "--workload", "gpt3-175b-training"]) == 2
     assert "expected both --workload and --system" in capsys.readouterr().err
+
+
+def test_pipeline_bubble_depends_on_the_micro_batch_count(kb: KnowledgeBase) -> None:
+    """GPT-3 175B on a DGX A100 SuperPOD over 16 pipeline stages: a global batch of 256 gives 32
+    micro-batches (<= 2 per stage: bubble-bound, with its candidates); 1,536 gives 192."""
+    small = infer(KnowledgeBase(), "gpt3-175b-training", "dgx-a100-superpod",
+                  parallel="tp=8,pp=16,dp=8,mb=1,gbs=256")
+    bubble = _finding(small, "pipeline-bubble-bound")
+    assert {c.optimization.rsplit("/", 1)[-1] for c in bubble.candidates} >= \
+        {"opt-pipeline-parallelism-interleaved", "opt-gradient-accumulation"}
+    large = infer(KnowledgeBase(), "gpt3-175b-training", "dgx-a100-superpod",
+                  parallel="tp=8,pp=16,dp=8,mb=1,gbs=1536")
+    assert "pipeline-bubble-bound" not in {f.rule for f in large.findings}
