@@ -19,6 +19,7 @@ tuple, so a solution costs no term conversion at all.
 
 from __future__ import annotations
 
+import gc
 import operator
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -51,6 +52,10 @@ Recorder = RdflibRecorder | OxigraphRecorder
 __all__ = ["DERIVATION_NS", "PROV", "STMT_NS", "FixpointReport", "OxigraphStore", "RdflibStore",
            "RuleRun", "Store", "dependency_graph", "dependency_order", "rule_record", "run_fixpoint",
            "run_rule", "statement_iri"]
+
+
+#: first-generation threshold of Python's collector while the engine runs
+GC_THRESHOLD = 100_000
 
 
 class Store(Protocol):
@@ -267,24 +272,32 @@ def run_fixpoint(rules: Iterable[Rule], store: Store, *, max_rounds: int = 10,
     recorder = store.recorder() if record else None
     if recorder is not None:
         recorder.rules(order)
-    while dirty and passes < max_rounds:
-        passes += 1
-        for rule in order:
-            if rule.id not in dirty:
-                continue
-            dirty.discard(rule.id)
-            t0 = time.perf_counter()
-            sols, new, ders = run_rule(rule, store, bindings, record, recorder)
-            st = stats[rule.id]
-            st[0] += 1
-            st[1] += sols
-            st[2] += len(new)
-            st[3] += ders
-            st[4] += time.perf_counter() - t0
-            if new:
-                dirty |= set(graph.successors(rule.id))
-    if recorder is not None:
-        recorder.close()
+    # Solutions, triples and records are many short-lived objects and no reference cycles; the
+    # default collector threshold (700) collected every few solutions: 13 % of the time of a
+    # 10^6-triple run without records, 18 % with. Restored afterwards.
+    gc_threshold = gc.get_threshold()
+    gc.set_threshold(max(gc_threshold[0], GC_THRESHOLD), *gc_threshold[1:])
+    try:
+        while dirty and passes < max_rounds:
+            passes += 1
+            for rule in order:
+                if rule.id not in dirty:
+                    continue
+                dirty.discard(rule.id)
+                t0 = time.perf_counter()
+                sols, new, ders = run_rule(rule, store, bindings, record, recorder)
+                st = stats[rule.id]
+                st[0] += 1
+                st[1] += sols
+                st[2] += len(new)
+                st[3] += ders
+                st[4] += time.perf_counter() - t0
+                if new:
+                    dirty |= set(graph.successors(rule.id))
+        if recorder is not None:
+            recorder.close()
+    finally:
+        gc.set_threshold(*gc_threshold)
     runs = [RuleRun(rule=i, runs=int(s[0]), solutions=int(s[1]), new_triples=int(s[2]),
                     derivations=int(s[3]), seconds=float(s[4])) for i, s in stats.items()]
     return FixpointReport(converged=not dirty, passes=passes, max_rounds=max_rounds,

@@ -19,20 +19,22 @@ Two writers. :class:`RdflibRecorder` adds exactly that to an rdflib ``Dataset`` 
 RDF 1.2 triple terms). :class:`OxigraphRecorder` writes the same record in RDF 1.2, where a
 triple can be the object of another: ``prov:used <<( s p o )>>`` for each premise and
 ``prov:generated <<( s p o )>>`` (the inverse of ``prov:wasGeneratedBy``) for each new triple,
-one triple each instead of a four-triple ``rdf:Statement`` plus a link, and without the types
-the schema implies (``ak:Derivation rdfs:subClassOf prov:Activity``). In that store a SPARQL 1.2
-query reads them as they are (``?d prov:generated <<( ?f rdf:type ak:BottleneckFinding )>>``);
-:meth:`OxigraphStore.triples` hands the derivations graph back in the knowledge base's shape
-above (same statement IRIs, types spelt out), so the knowledge base is the same whichever
-store ran the rules. The Oxigraph writer never builds a Python RDF term: it writes N-Triples
-text from the terms' own N-Triples forms (which the hashes need anyway) and hands it to
-Oxigraph's parser in chunks of a few thousand triples, loaded while the engine goes on
+one triple each instead of a four-triple ``rdf:Statement`` plus a link, without the types the
+schema implies (``ak:Derivation rdfs:subClassOf prov:Activity``), and without the bindings a
+premise already holds (:func:`anchored_vars`: 58 % of the bundled rules' recorded variables).
+In that store a SPARQL 1.2 query reads them as they are
+(``?d prov:generated <<( ?f rdf:type ak:BottleneckFinding )>>``); :meth:`OxigraphStore.triples`
+hands the derivations graph back in the knowledge base's shape above (same statement IRIs,
+types and bindings spelt out), so the knowledge base is the same whichever store ran the
+rules. The Oxigraph writer never builds a Python RDF term: it writes N-Triples text from the
+terms' own N-Triples forms (which the hashes need anyway) and hands it to Oxigraph's parser in
+chunks of a few thousand triples, loaded while the engine goes on
 (:meth:`OxigraphStore.load_records`).
 
 Cost: Oxigraph inserts a few µs per quad (a quad with a triple term ~1.7× a plain one), so the
 record's size is its cost. The rdflib shape is about ten record triples per inferred triple
-(half of them the four triples of each rdf:Statement); the RDF 1.2 shape about five (121,330
-against 242,776 for the 23,800 inferred triples of the 2×10^4-triple benchmark).
+(half of them the four triples of each rdf:Statement); the RDF 1.2 shape four (95,175 against
+242,776 for the 23,800 inferred triples of the 2×10^4-triple benchmark).
 """
 
 from __future__ import annotations
@@ -40,10 +42,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rdflib import RDF, RDFS, Literal, Namespace, URIRef
+from rdflib import RDF, RDFS, Literal, Namespace, URIRef, Variable
 from rdflib.namespace import DCTERMS
 from rdflib.term import Node
 
@@ -113,14 +116,43 @@ def rule_record(rule: Rule) -> list[tuple[Node, Node, Node]]:
             (rule.iri, DCTERMS.source, rule.source)]
 
 
+def anchored_vars(rule: Rule) -> dict[str, tuple[URIRef, int]]:
+    """Recorded variables a premise fixes: name -> (predicate, 0 for subject or 2 for object).
+
+    A variable is anchored when it is the subject or object of a non-optional premise pattern
+    whose predicate is an IRI no other premise pattern of the rule uses, and no premise has a
+    variable or path predicate: the derivation's premises then hold exactly one triple with
+    that predicate, and its subject or object is the variable's value.
+
+    Examples
+    --------
+    >>> from accelkb.rules.parse import load_rules
+    >>> sorted(anchored_vars(load_rules()["host-io-bound"]))
+    ['e', 'host', 'rate', 'system', 'workload']
+    """
+    if not all(isinstance(p.p, URIRef) for p in rule.premises):
+        return {}
+    uses = Counter(p.p for p in rule.premises)
+    out: dict[str, tuple[URIRef, int]] = {}
+    for p in rule.premises:
+        if p.optional or uses[p.p] != 1:
+            continue
+        for pos, term in ((0, p.s), (2, p.o)):
+            if isinstance(term, Variable) and str(term) in rule.recorded_vars:
+                out.setdefault(str(term), (URIRef(p.p), pos))
+    return out
+
+
 class RecordPlan:
     """What a recorder needs of one rule and its solution layout (built once per rule run).
 
     ``key_parts`` are ``("name=", index)`` for every variable, sorted by name (the derivation
-    hash); ``recorded`` are ``(name, index)`` of the variables whose bindings are kept.
+    hash); ``recorded`` are ``(name, index)`` of the variables whose bindings are kept;
+    ``unanchored`` those of them no premise fixes (:func:`anchored_vars`).
     """
 
-    __slots__ = ("const_text", "key_parts", "recorded", "rule", "width")
+    __slots__ = ("anchors", "const_text", "key_parts", "recorded", "rule", "unanchored",
+                 "width")
 
     def __init__(self, rule: Rule, names: Sequence[str]) -> None:
         self.rule = rule
@@ -130,6 +162,8 @@ class RecordPlan:
         self.key_parts = [(n + "=", i) for n, i in sorted((n, i) for i, n in enumerate(names))]
         self.recorded = [(n, i) for n, i in sorted((n, i) for i, n in enumerate(names))
                          if n in rule.recorded_vars]
+        self.anchors = anchored_vars(rule)
+        self.unanchored = [(n, i) for n, i in self.recorded if n not in self.anchors]
 
 
 class RdflibRecorder:
@@ -243,7 +277,9 @@ class OxigraphRecorder:
         lines = [f"{d}{_NT_HEAD}{d}{_NT_RULE}<{plan.rule.iri}> .\n"]
         n = 2 + len(used) + len(made)
         bindings = self.bindings
-        for name, i in plan.recorded:
+        if plan.anchors and plan.rule.iri not in self.store.anchors:
+            self.store.anchors[plan.rule.iri] = plan.anchors
+        for name, i in plan.unanchored:
             value = text[i]
             if value is None:
                 continue

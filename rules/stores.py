@@ -30,7 +30,7 @@ from accelkb.ontology.kb import DERIVATIONS
 from accelkb.ontology.namespace import AK
 
 from .parse import Rule
-from .records import PROV, STMT_NS, OxigraphRecorder, RdflibRecorder, _h, _n3
+from .records import BINDING_NS, PROV, STMT_NS, OxigraphRecorder, RdflibRecorder, _h, _n3
 
 Row = tuple[Any, ...]
 #: chunks of records waiting for the loader before the engine waits (memory stays bounded)
@@ -109,6 +109,8 @@ class OxigraphStore:
         self._loader: threading.Thread | None = None
         self._queue: queue.Queue[str | None] = queue.Queue()
         self._error: BaseException | None = None
+        #: per rule IRI, the bindings its records leave to the premises (set by the recorder)
+        self.anchors: dict[URIRef, dict[str, tuple[URIRef, int]]] = {}
 
     @classmethod
     def from_dataset(cls, dataset: Dataset) -> OxigraphStore:
@@ -261,14 +263,19 @@ class OxigraphStore:
         self.sync()
         conv, triple_term = self.rdflib_term, self.ox.Triple
         generated, derivation = self.native(PROV.generated), self.native(AK.Derivation)
+        used, rule = self.native(PROV.used), self.native(AK.rule)
         out: list[tuple[Node, Node, Node]] = []
         described: set[URIRef] = set()
+        premises: dict[Any, list[Any]] = {}
+        rules: dict[Any, Any] = {}
         for q in self.store.quads_for_pattern(None, None, None, self.native(graph)):
             s, o = conv(q.subject), q.object
             if isinstance(o, triple_term):
                 st = URIRef(STMT_NS + _h(str(o.subject), str(o.predicate), str(o.object)))
                 out.append((st, PROV.wasGeneratedBy, s) if q.predicate == generated
                            else (s, conv(q.predicate), st))
+                if q.predicate == used:
+                    premises.setdefault(s, []).append(o)
                 if st not in described:
                     described.add(st)
                     out += [(st, RDF.type, RDF.Statement), (st, RDF.subject, conv(o.subject)),
@@ -278,6 +285,34 @@ class OxigraphStore:
                 out.append((s, conv(q.predicate), conv(o)))
                 if o == derivation:
                     out.append((s, RDF.type, PROV.Activity))
+                elif q.predicate == rule:
+                    rules[s] = conv(o)
+        out += self._anchored_bindings(rules, premises)
+        return out
+
+    def _anchored_bindings(self, rules: dict[Any, Any], premises: dict[Any, list[Any]]
+                           ) -> list[tuple[Node, Node, Node]]:
+        """The bindings the Oxigraph recorder left out because a premise holds them
+        (:func:`accelkb.rules.records.anchored_vars`), as the rdflib recorder writes them."""
+        out: list[tuple[Node, Node, Node]] = []
+        described: set[URIRef] = set()
+        conv = self.rdflib_term
+        for d, rule in rules.items():
+            anchors = self.anchors.get(rule)
+            if not anchors:
+                continue
+            by_predicate = {str(t.predicate): t for t in premises.get(d, ())}
+            for name, (predicate, pos) in anchors.items():
+                t = by_predicate.get(f"<{predicate}>")
+                if t is None:
+                    continue
+                value = t.subject if pos == 0 else t.object
+                b = URIRef(BINDING_NS + _h(name, str(value)))
+                out.append((d, AK.binding, b))
+                if b not in described:
+                    described.add(b)
+                    out += [(b, AK.bindingVariable, Literal(name)),
+                            (b, AK.bindingValue, conv(value))]
         return out
 
     def query(self, sparql: str, **options: Any) -> Any:

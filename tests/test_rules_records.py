@@ -83,6 +83,11 @@ def test_records_are_queryable_in_oxigraph_after_the_run() -> None:
         f"SELECT ?f WHERE {{ GRAPH <{INFERRED}> {{ ?f a ak:BottleneckFinding }} }}",
         prefixes=_PREFIXES)}
     assert findings and {r["f"] for r in rows} == findings
+    # bindings a premise holds are left to it in Oxigraph and restored on reading back
+    raw = int(next(iter(ox.query("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?d ak:binding ?b } }",
+                                 prefixes=_PREFIXES)))[0].value)
+    restored = sum(1 for t in ox.triples(DERIVATIONS) if t[1] == AK.binding)
+    assert 0 < raw < restored
 
 
 def test_background_load_errors_reach_the_caller() -> None:
