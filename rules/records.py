@@ -116,13 +116,16 @@ def rule_record(rule: Rule) -> list[tuple[Node, Node, Node]]:
             (rule.iri, DCTERMS.source, rule.source)]
 
 
-def anchored_vars(rule: Rule) -> dict[str, tuple[URIRef, int]]:
+def anchored_vars(rule: Rule, names: Iterable[str] | None = None
+                  ) -> dict[str, tuple[URIRef, int]]:
     """Recorded variables a premise fixes: name -> (predicate, 0 for subject or 2 for object).
 
     A variable is anchored when it is the subject or object of a non-optional premise pattern
     whose predicate is an IRI no other premise pattern of the rule uses, and no premise has a
     variable or path predicate: the derivation's premises then hold exactly one triple with
-    that predicate, and its subject or object is the variable's value.
+    that predicate, and its subject or object is the variable's value. With ``names`` (the
+    variables of the rule's solutions), a pattern with a variable outside them (one inside a
+    sub-select) anchors nothing: the engine cannot record that premise.
 
     Examples
     --------
@@ -133,9 +136,11 @@ def anchored_vars(rule: Rule) -> dict[str, tuple[URIRef, int]]:
     if not all(isinstance(p.p, URIRef) for p in rule.premises):
         return {}
     uses = Counter(p.p for p in rule.premises)
+    known = None if names is None else set(names)
     out: dict[str, tuple[URIRef, int]] = {}
     for p in rule.premises:
-        if p.optional or uses[p.p] != 1:
+        if p.optional or uses[p.p] != 1 or (known is not None and any(
+                isinstance(t, Variable) and str(t) not in known for t in (p.s, p.o))):
             continue
         for pos, term in ((0, p.s), (2, p.o)):
             if isinstance(term, Variable) and str(term) in rule.recorded_vars:
@@ -162,7 +167,7 @@ class RecordPlan:
         self.key_parts = [(n + "=", i) for n, i in sorted((n, i) for i, n in enumerate(names))]
         self.recorded = [(n, i) for n, i in sorted((n, i) for i, n in enumerate(names))
                          if n in rule.recorded_vars]
-        self.anchors = anchored_vars(rule)
+        self.anchors = anchored_vars(rule, names)
         self.unanchored = [(n, i) for n, i in self.recorded if n not in self.anchors]
 
 

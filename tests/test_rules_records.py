@@ -111,3 +111,14 @@ def test_explain_a_derived_literal_written_by_oxigraph() -> None:
     assert scores and all(isinstance(o, Literal) for _, _, o in scores)
     tree = explain(kb, scores[0])
     assert tree.kind == "derived" and tree.rule_id == "candidate-score" and tree.premises
+
+
+def test_a_premise_the_engine_cannot_record_anchors_no_binding() -> None:
+    from accelkb.rules.records import anchored_vars
+
+    rule = load_rules()["host-io-bound"]
+    full = anchored_vars(rule)
+    assert set(full) == {"e", "host", "rate", "system", "workload"}
+    # without ?rate among the solution's variables its premise is not recorded: no anchor there
+    partial = anchored_vars(rule, set(full) - {"rate"} | {"f"})
+    assert "rate" not in partial and partial["host"] == full["host"]
