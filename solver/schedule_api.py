@@ -25,7 +25,9 @@ from accelkb.errors import InputError
 from accelkb.solver import schedule_allreduce_z3 as arz3
 from accelkb.solver import schedule_encoding as enc
 from accelkb.solver.bounds import all_distances, lower_bounds
+from accelkb.solver.cayley import cayley_group
 from accelkb.solver.schedule_allreduce import ring_allreduce, switch_allreduce
+from accelkb.solver.schedule_cayley import cayley_allreduce
 from accelkb.solver.schedule_decompose import compose_allreduce, prune_relays, rounds
 from accelkb.solver.schedule_greedy import (
     Budget,
@@ -179,6 +181,23 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
         best.offer(steps, trs, "reduce-scatter + allgather composed, overlapped")
 
 
+def _cayley(topo: Topology, deadline: float, best: _Best) -> None:
+    """Allreduce of ``n`` chunks on a torus / hypercube: a Z3 template chunk copied by the
+    translation group (:mod:`schedule_cayley`), one step below the best so far at a time."""
+    group = cayley_group(topo)
+    if group is None or best.steps is None:
+        return
+    dist = all_distances(topo)
+    while not best.done and time.monotonic() < deadline:
+        steps = best.steps - 1
+        trs = cayley_allreduce(topo, group, dist, steps, deadline)
+        if trs is None:
+            return
+        best.offer(steps, trs, "cayley: one Z3 template chunk (reduce into chip 0, broadcast "
+                   "back), copied by the translation group"
+                   + (", odd chips running it time-reversed" if group.parity else ""))
+
+
 def _pipelined(topo: Topology, deadline: float, best: _Best, tries: int = 8) -> None:
     """Allreduce of ``n`` chunks with the allgather run inside a front-loaded reduce-scatter
     (:mod:`schedule_pipeline`), over several reduction priorities while time is left."""
@@ -296,6 +315,9 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
         _allgather_like(inst, topo.reversed(), deadline, best, reverse_out=True)
     elif collective == "allreduce":
         _allreduce(inst, deadline, best, use_z3)
+        if use_z3 and inst.chunks == inst.n == topo.n:
+            # half the time left: the gossip relaxation below may still prove optimality
+            _cayley(topo, time.monotonic() + (deadline - time.monotonic()) / 2, best)
     else:
         _routed(inst, lb, deadline, best)
     proof = ""
