@@ -17,7 +17,7 @@ its kernel is an index-2 subgroup.
 >>> from accelkb.solver.topology import parse_topology
 >>> c = cayley_group(parse_topology("torus:2x4"))
 >>> c.elements[5][0], c.link_type(5, 1) == c.link_type(4, 0), c.parity[:4]
-(5, True, [0, 0, 0, 0])
+(5, True, (0, 0, 0, 0))
 """
 
 from __future__ import annotations
