@@ -33,7 +33,8 @@ from accelkb.solver.cayley import CayleyGroup
 from accelkb.solver.schedule_model import TransferT
 from accelkb.solver.topology import Topology
 
-MAX_CHOICES = 80_000  # template Booleans worth handing to Z3 within seconds (torus 4x4x4, 21 steps: 16k)
+MAX_CHOICES = 80_000  # template Booleans worth handing to Z3 (torus 4x4x4 at 21 steps: 16k)
+BUILD_SECONDS_PER_CHOICE = 3e-4  # building the encoding: 250-290 us per Boolean measured
 
 
 def _paired(topo: Topology, group: CayleyGroup) -> bool:
@@ -61,6 +62,8 @@ def template(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[int]], 
              deadline: float) -> tuple[str, list[tuple[int, int, int]]]:
     """``("sat", [(step, u, v), ...])`` for chunk 0, or ``("unsat" | "unknown", [])``."""
     n, paired = topo.n, _paired(topo, group)
+    if deadline - time.monotonic() < template_size(topo, steps) * BUILD_SECONDS_PER_CHOICE:
+        return "unknown", []  # the build cannot be interrupted: do not overrun the deadline
     out, inn = topo.out_neighbors(), topo.in_neighbors()
     s = z3.Solver()
     c_low = max(dist[u][0] for u in range(n))
