@@ -1,7 +1,8 @@
 """``schedule(...)``: synthesize a collision-free collective schedule and prove its quality.
 
 Pipeline: bounds -> constructive schedules (:mod:`schedule_greedy`, decompositions of
-:mod:`schedule_decompose`, allreduce constructions of :mod:`schedule_allreduce`) -> if the best
+:mod:`schedule_decompose`, allreduce constructions of :mod:`schedule_allreduce`, on tori and
+hypercubes a Z3 template chunk copied by the translation group, :mod:`schedule_cayley`) -> if the best
 one is above the bound and the instance is small enough, Z3 (:mod:`schedule_encoding`; for
 allreduce :mod:`schedule_allreduce_z3`, whose gossip relaxation gives the proofs) at
 ``T-1, T-2, ...`` until UNSAT (then the schedule is proven OPTIMAL) or the time limit (then it
