@@ -32,27 +32,16 @@ from accelkb.solver.topology import Topology
 @dataclass(frozen=True)
 class CayleyGroup:
     """``elements[v]``: the automorphism (a chip permutation) that maps chip 0 to ``v``;
-    ``parity[v]``: the coset of ``elements[v]`` in an index-2 subgroup, or None."""
+    ``inverses[v]``: its inverse; ``parity[v]``: the coset of ``elements[v]`` in an index-2
+    subgroup, or None."""
 
     elements: tuple[tuple[int, ...], ...]
+    inverses: tuple[tuple[int, ...], ...]
     parity: tuple[int, ...] | None
 
     def link_type(self, u: int, v: int) -> int:
         """The type of link ``u -> v``: the out-neighbour ``g_u^-1(v)`` of chip 0."""
-        return self._inverse[u][v]
-
-    @property
-    def _inverse(self) -> list[list[int]]:
-        cached = self.__dict__.get("_inv")
-        if cached is None:
-            cached = []
-            for g in self.elements:
-                inv = [0] * len(g)
-                for i, x in enumerate(g):
-                    inv[x] = i
-                cached.append(inv)
-            object.__setattr__(self, "_inv", cached)
-        return cached
+        return self.inverses[u][v]
 
 
 def _coordinates(topo: Topology) -> tuple[list[tuple[int, ...]], tuple[int, ...], str] | None:
@@ -90,4 +79,10 @@ def cayley_group(topo: Topology) -> CayleyGroup | None:
         elements.append(g)
     even = next((k for k, d in enumerate(dims) if d % 2 == 0), None)
     parity = None if even is None else tuple(c[even] % 2 for c in coords)
-    return CayleyGroup(tuple(elements), parity)
+    inverses = []
+    for g in elements:
+        inv = [0] * len(g)
+        for i, x in enumerate(g):
+            inv[x] = i
+        inverses.append(tuple(inv))
+    return CayleyGroup(tuple(elements), tuple(inverses), parity)
