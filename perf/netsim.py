@@ -12,7 +12,8 @@ FIFO queue; chunks that reach a chip in the same step are queued in an arbitrati
 Collectives under dynamic routing are what a dynamically routed fabric runs: allgather sends
 each chunk from its owner to every rank as its own message, reduce-scatter sends each partial
 to its owner, allreduce is reduce-scatter then allgather (a chunk's allgather messages leave
-its owner once its last partial has arrived), alltoall and traffic matrices are point to point.
+its owner once its last partial has arrived), broadcast sends every chunk from the root to each
+rank, alltoall and traffic matrices are point to point.
 
 Where this flatters dynamic routing (so the gap it reports is a *lower* estimate of what a
 schedule buys): buffers are infinite (no drops, no credit stalls, no back-pressure), there is
@@ -33,6 +34,7 @@ import random
 import statistics
 import zlib
 from collections import deque
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -59,17 +61,27 @@ class SimResult(BaseModel):
 Message = tuple[int, int, int]  # (src, dst, group); group -1: no dependency
 
 
-def collective_messages(topo: Topology, collective: str, chunks: int = 1
+def collective_messages(topo: Topology, collective: str, chunks: int = 1,
+                        demand: Sequence[tuple[int, int, int]] = (), root: int = 0
                         ) -> tuple[list[Message], dict[int, list[Message]]]:
     """Point-to-point messages of a collective and the messages released when a group is done.
 
-    Returns ``(initial, released)``: ``released[g]`` leaves once every message of group ``g``
-    has arrived (allreduce: the allgather of a chunk after its reduce-scatter).
+    ``demand`` is the ``(src, dst, chunks)`` matrix of ``collective="traffic"``; ``root`` the
+    source of a broadcast. Returns ``(initial, released)``: ``released[g]`` leaves once every
+    message of group ``g`` has arrived (allreduce: the allgather of a chunk after its
+    reduce-scatter).
     """
     n = topo.n
     initial: list[Message] = []
     released: dict[int, list[Message]] = {}
-    if collective == "alltoall":
+    if collective == "traffic":
+        if not demand:
+            raise InputError("expected a non-empty traffic matrix for collective 'traffic', "
+                             "got none")
+        initial = [(s, d, -1) for s, d, k in demand for _ in range(k)]
+    elif collective == "broadcast":
+        initial = [(root, d, -1) for _ in range(chunks) for d in range(n) if d != root]
+    elif collective == "alltoall":
         initial = [(s, d, -1) for s in range(n) for d in range(n) if s != d for _ in range(chunks)]
     elif collective == "allgather":
         initial = [(r, d, -1) for r in range(n) for _ in range(chunks) for d in range(n) if d != r]
@@ -82,7 +94,7 @@ def collective_messages(topo: Topology, collective: str, chunks: int = 1
             released[j] = [(owner, d, -1) for d in range(n) if d != owner]
     else:
         raise InputError(f"expected a collective among alltoall, allgather, reduce_scatter, "
-                         f"allreduce, got {collective!r}")
+                         f"allreduce, broadcast, traffic, got {collective!r}")
     return initial, released
 
 
@@ -180,9 +192,10 @@ def simulate(topo: Topology, initial: list[Message], released: dict[int, list[Me
 
 
 def simulate_collective(topo: Topology, collective: str, chunks: int = 1,
-                        policy: str = "adaptive", seed: int = 0) -> SimResult:
+                        policy: str = "adaptive", seed: int = 0,
+                        demand: Sequence[tuple[int, int, int]] = (), root: int = 0) -> SimResult:
     """:func:`simulate` the point-to-point form of a collective (see the module docstring)."""
-    initial, released = collective_messages(topo, collective, chunks)
+    initial, released = collective_messages(topo, collective, chunks, demand, root)
     return simulate(topo, initial, released, policy, seed)
 
 

@@ -153,7 +153,7 @@ def test_switched_node_schedules_use_the_switch_as_relay(collective: str) -> Non
 @pytest.mark.parametrize("module", [
     "accelkb.solver.topology", "accelkb.solver.bounds", "accelkb.solver.schedule_model",
     "accelkb.solver.verify_schedule", "accelkb.solver.schedule_api",
-    "accelkb.solver.schedule_figure", "accelkb.perf.netsim",
+    "accelkb.solver.schedule_figure", "accelkb.perf.netsim", "accelkb.solver.schedule_traffic",
 ])
 def test_docstring_examples_run(module: str) -> None:
     import doctest

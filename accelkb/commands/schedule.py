@@ -14,11 +14,12 @@ import tempfile
 from pathlib import Path
 
 from accelkb.errors import InputError
+from accelkb.solver.schedule_traffic import KINDS, check_chips, layout_traffic, read_traffic
 
 NAME = "schedule"
 HELP = "synthesize a collision-free collective schedule (Z3 + decomposition) with lower bounds"
 
-COLLECTIVES = ("allgather", "reduce_scatter", "allreduce", "alltoall", "broadcast")
+COLLECTIVES = ("allgather", "reduce_scatter", "allreduce", "alltoall", "broadcast", "traffic")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,14 +33,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--system", metavar="NAME", help="a system of the knowledge base")
     parser.add_argument("--collective", required=True, choices=COLLECTIVES,
                         help="collective to schedule")
-    parser.add_argument("--chunks", type=int, default=1, metavar="K",
-                        help="chunks per rank (allreduce: vector length in chunks); default 1")
+    parser.add_argument("--chunks", type=int, default=None, metavar="K",
+                        help="chunks per rank (allreduce: vector length in chunks; --traffic-of: "
+                             "per chip pair); default 1")
+    traffic = parser.add_mutually_exclusive_group()
+    traffic.add_argument("--traffic", metavar="FILE",
+                         help="with --collective traffic: JSON {\"traffic\": [[src, dst, chunks], "
+                              "...]} or {\"matrix\": [[...]]}")
+    traffic.add_argument("--traffic-of", metavar="LAYOUT",
+                         help="with --collective traffic: the traffic of a layout such as "
+                              "'tp=8,pp=4,dp=2' (tensor rank innermost on consecutive chips)")
+    parser.add_argument("--traffic-kind", choices=KINDS, default="all",
+                        help="with --traffic-of: tensor, pipeline, data parallel traffic or all "
+                             "of it at once; default all")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="also simulate the same traffic under dynamic routing (ECMP and "
+                             "minimal-adaptive) and compare")
     parser.add_argument("--time-limit", type=float, default=60.0, metavar="S",
                         help="seconds; on expiry the best schedule so far is FEASIBLE")
     parser.add_argument("--out", metavar="FILE", help="write the full schedule (JSON)")
     parser.add_argument("--figure", metavar="FILE.svg", help="write a link x step heat map")
     parser.add_argument("--message-bytes", type=float, metavar="B",
-                        help="with --system: bytes per rank, to report seconds")
+                        help="with --system: bytes per rank (--traffic-of: per chip pair; "
+                             "--traffic FILE: per chunk), to report seconds")
     parser.add_argument("--json", action="store_true", help="machine-readable summary")
 
 
@@ -78,13 +94,76 @@ def _write_atomic(path: str, text: str) -> None:
         raise
 
 
+def _layout_degrees(text: str) -> tuple[int, int, int]:
+    """``tp, pp, dp`` of a ``--traffic-of`` layout (other layout keys are accepted, unused)."""
+    from accelkb.perf.api import parse_parallel
+
+    fields = parse_parallel(text)
+    degrees = []
+    for key in ("tp", "pp", "dp"):
+        value = fields.get(key, 1)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"expected {key} to be an integer >= 1 in --traffic-of, got "
+                             f"{value!r}")
+        degrees.append(value)
+    return degrees[0], degrees[1], degrees[2]
+
+
+def _demand(args: argparse.Namespace, chips: int) -> tuple[list[tuple[int, int, int]], dict]:
+    """The traffic matrix of ``--collective traffic`` and a description for the summary."""
+    if args.traffic:
+        if args.chunks is not None:
+            raise InputError(f"expected no --chunks with --traffic FILE (the file gives the chunk "
+                             f"counts), got --chunks {args.chunks}")
+        demand = read_traffic(args.traffic)
+        check_chips(demand, chips, args.traffic)
+        info: dict = {"source": args.traffic}
+    elif args.traffic_of:
+        tp, pp, dp = _layout_degrees(args.traffic_of)
+        if tp * pp * dp > chips:
+            raise InputError(f"expected a layout of at most {chips} chips (the topology's) in "
+                             f"--traffic-of, got tp*pp*dp = {tp}*{pp}*{dp} = {tp * pp * dp}")
+        demand = layout_traffic(tp, pp, dp, args.traffic_kind, args.chunks or 1)
+        info = {"source": f"tp={tp},pp={pp},dp={dp}", "kind": args.traffic_kind}
+    else:
+        raise InputError("expected --traffic FILE or --traffic-of LAYOUT with --collective "
+                         "traffic, got neither")
+    info.update(pairs=len(demand), chunks=sum(k for _, _, k in demand))
+    return demand, info
+
+
+def _dynamic(topo, result, demand, chunks: int) -> dict:
+    """ECMP and minimal-adaptive simulations of the same traffic beside the schedule."""
+    from accelkb.perf.netsim import POLICIES, scheduled_stats, simulate_collective
+
+    out: dict = {"scheduled": scheduled_stats(result.transfers, result.makespan_steps or 0,
+                                              topo.unit_links)}
+    for policy in POLICIES:
+        sim = simulate_collective(topo, result.collective, chunks, policy, demand=demand or ())
+        row = sim.model_dump()
+        if result.makespan_steps:
+            row["ratio_to_schedule"] = round(sim.makespan_steps / result.makespan_steps, 3)
+        out[policy] = row
+    return out
+
+
+def _chunk_words(result, traffic_info: dict | None) -> str:
+    if traffic_info is not None:
+        return f"{traffic_info['chunks']} chunks over {traffic_info['pairs']} chip pairs"
+    return f"{result.chunks_per_rank} chunks"
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the command; returns the exit code."""
     from accelkb.solver.schedule_api import schedule
     from accelkb.solver.schedule_model import Status
+    from accelkb.solver.topology import resolve_topology
 
-    if args.chunks < 1:
+    if args.chunks is not None and args.chunks < 1:
         raise InputError(f"expected --chunks >= 1, got {args.chunks}")
+    if args.collective != "traffic" and (args.traffic or args.traffic_of):
+        raise InputError(f"expected --traffic/--traffic-of only with --collective traffic, got "
+                         f"--collective {args.collective}")
     if args.time_limit <= 0:
         raise InputError(f"expected --time-limit > 0 seconds, got {args.time_limit}")
     bandwidth = latency = None
@@ -98,11 +177,21 @@ def run(args: argparse.Namespace) -> int:
                              f"{topology!r}")
     else:
         topology = args.topology
-    result = schedule(topology, args.collective, args.chunks, time_limit_s=args.time_limit)
+    topo = resolve_topology(path=topology) if args.topology_file else \
+        resolve_topology(spec=topology)
+    demand, traffic_info = None, None
+    chunks = args.chunks or 1
+    if args.collective == "traffic":
+        demand, traffic_info = _demand(args, topo.endpoints)
+    result = schedule(topo, args.collective, chunks, time_limit_s=args.time_limit, demand=demand)
     summary = result.summary()
+    if traffic_info is not None:
+        summary["traffic"] = traffic_info
     if bandwidth and args.message_bytes:
-        chunk_bytes = args.message_bytes / args.chunks
+        chunk_bytes = args.message_bytes / chunks
         summary["seconds"] = result.seconds(chunk_bytes, bandwidth, latency or 0.0)
+    if args.dynamic and result.makespan_steps is not None:
+        summary["dynamic"] = _dynamic(topo, result, demand, chunks)
     if args.out and result.makespan_steps is not None:
         _write_atomic(args.out, json.dumps(result.schedule_file()) + "\n")
     if args.figure and result.makespan_steps is not None:
@@ -114,13 +203,19 @@ def run(args: argparse.Namespace) -> int:
         gap = "" if result.gap is None else f" (gap {result.gap:.1%})"
         sys.stdout.write(
             f"{result.status.value}: {result.collective} on {result.topology} "
-            f"({result.chips} chips, {result.chunks_per_rank} chunks): "
+            f"({result.chips} chips, {_chunk_words(result, traffic_info)}): "
             f"{result.makespan_steps} steps, lower bound {result.lower_bound_steps}{gap}\n"
             f"  method: {result.method}\n  proof: {result.proof}\n"
             f"  verified without Z3: {result.verified}; {len(result.transfers)} transfers; "
             f"{result.synthesis_seconds:.2f} s\n")
         if "seconds" in summary:
             sys.stdout.write(f"  time: {summary['seconds']:.6g} s\n")
+        for policy, row in summary.get("dynamic", {}).items():
+            if policy != "scheduled":
+                sys.stdout.write(
+                    f"  dynamic routing ({policy}): {row['makespan_steps']} steps "
+                    f"({row.get('ratio_to_schedule', '?')}x the schedule), p99 "
+                    f"{row['p99_steps']:g}, link utilization {row['link_utilization']:.0%}\n")
     if result.status in (Status.OPTIMAL, Status.FEASIBLE):
         return 0
     if result.status == Status.ERROR:
