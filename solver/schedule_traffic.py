@@ -164,10 +164,3 @@ def read_traffic(path: str | Path) -> Demand:
         raise InputError(f"expected a readable JSON traffic file, got {str(p)!r}: {exc}") from None
     return parse_traffic(data, where=str(p))
 
-
-def check_chips(demand: Demand, chips: int, what: str) -> None:
-    """Raise :class:`InputError` when an entry names a chip outside ``0..chips-1``."""
-    top = max(max(s, d) for s, d, _ in demand)
-    if top >= chips:
-        raise InputError(f"expected chips 0..{chips - 1} in the traffic of {what}, got chip {top} "
-                         f"(the topology has {chips} chips)")
