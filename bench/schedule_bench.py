@@ -2,12 +2,15 @@
 
 Per instance: makespan, our lower bound and the reference bound, ratio, status, synthesis time,
 verification, and the dynamic-routing (minimal-adaptive and ECMP) makespan of the same traffic.
-Then a sweep over size showing how the gap to dynamic routing grows.
+Then a sweep over size showing how the gap to dynamic routing grows, and (``--layouts``) the
+point-to-point traffic of Llama-2 70B style layouts on Groq systems (tensor rank innermost,
+:mod:`accelkb.solver.schedule_traffic`) scheduled vs dynamically routed, over message size in
+chunks.
 
 Usage::
 
     python bench/schedule_bench.py [--max-chips N] [--only SUBSTRING] [--time-limit S]
-                                   [--no-sim] [--sweep] [--json FILE]
+                                   [--no-sim] [--sweep] [--layouts] [--json FILE]
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from pathlib import Path
 
 from accelkb.perf.netsim import simulate_collective, sweep
 from accelkb.solver.schedule_api import schedule
-from accelkb.solver.topology import load_topology_file
+from accelkb.solver.schedule_traffic import layout_traffic
+from accelkb.solver.topology import load_topology_file, parse_topology
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
 SIM_MAX_MESSAGES = 400_000  # larger point-to-point simulations are left out (pure Python)
@@ -34,6 +38,32 @@ def _time_limit(chips: int, collective: str, default: float | None) -> float:
     return 300.0 if collective == "alltoall" and chips > 256 else 50.0
 
 
+LAYOUTS = [("groqrack", 8, 9, 1), ("groq-576", 8, 72, 1)]  # (system, tp, pp, dp)
+
+
+def layout_rows(time_limit: float) -> None:
+    """Scheduled vs dynamic routing on the traffic of the :data:`LAYOUTS`."""
+    from accelkb.perf.from_kb import topology_spec
+
+    print("\nlayout traffic (tensor rank innermost): scheduled vs dynamic routing (steps)")
+    print(f"  {'system':<10}{'layout':<12}{'kind':<9}{'c':>3}{'steps':>6}{'LB':>5}"
+          f"{'adapt':>7}{'p99':>6}{'ecmp':>6}{'p99':>6}{'time s':>8}")
+    for system, tp, pp, dp in LAYOUTS:
+        topo = parse_topology(topology_spec(system)[0])
+        for kind in ("tensor", "pipeline", "all"):
+            for c in (1, 4):
+                demand = layout_traffic(tp, pp, dp, kind, c)
+                t0 = time.monotonic()
+                res = schedule(topo, "traffic", demand=demand, time_limit_s=time_limit)
+                wall = time.monotonic() - t0
+                ad = simulate_collective(topo, "traffic", policy="adaptive", demand=demand)
+                ec = simulate_collective(topo, "traffic", policy="ecmp", demand=demand)
+                print(f"  {system:<10}{f'tp={tp},pp={pp}':<12}{kind:<9}{c:>3}"
+                      f"{res.makespan_steps:>6}{res.lower_bound_steps:>5}"
+                      f"{ad.makespan_steps:>7}{ad.p99_steps:>6g}{ec.makespan_steps:>6}"
+                      f"{ec.p99_steps:>6g}{wall:>8.2f}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-chips", type=int, default=10_000)
@@ -41,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float)
     ap.add_argument("--no-sim", action="store_true")
     ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--layouts", action="store_true")
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args(argv)
     path = SHARED / "schedule_instances.json"
@@ -102,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {r['topology']:<20}{r['chips']:>5} chips  scheduled {r['scheduled']:>4}"
                   f"  adaptive {r['adaptive']:>4} (x{r['adaptive_ratio']})"
                   f"  ecmp {r['ecmp']:>4} (x{r['ecmp_ratio']})")
+    if args.layouts:
+        layout_rows(args.time_limit or 30.0)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     return 0

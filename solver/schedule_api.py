@@ -218,30 +218,34 @@ def _pipelined(topo: Topology, deadline: float, best: _Best, tries: int = 8) -> 
 
 
 def _routed(inst: Instance, lb: int, deadline: float, best: _Best) -> None:
-    """Alltoall / traffic: load-balanced shortest paths, then farthest-first per link.
+    """Alltoall / traffic: load-balanced paths, then farthest-first per link.
 
-    Farthest pairs first, then restarts with other orders (as listed, seeded shuffles) while half
-    the remaining time is left and the bound is not met.
+    Farthest pairs first on shortest paths, then again with detours one hop longer where they
+    are cheaper, then restarts with other orders (as listed, seeded shuffles) while half the
+    remaining time is left and the bound is not met.
     """
     topo = inst.topology
     dist = all_distances(topo)
     base = [(cid, cid[0], cid[1]) for cid in inst.chunk_ids()]
     stop = time.monotonic() + (deadline - time.monotonic()) / 2
-    for attempt in range(64):
+    # (order, detour): farthest-first, again with detours, then as listed and seeded shuffles
+    variants = [(0, False), (0, True)] + [(a, False) for a in range(1, 64)]
+    for attempt, (order, detour) in enumerate(variants):
         if attempt and (time.monotonic() > stop or best.steps == lb):
             break
         demand = list(base)
-        if attempt == 0:
+        if order == 0:
             demand.sort(key=lambda x: -dist[x[1]][x[2]])
-        elif attempt > 1:
-            random.Random(attempt).shuffle(demand)
+        elif order > 1:
+            random.Random(order).shuffle(demand)
         try:
             paths = choose_paths(topo, demand, dist, passes=3 if len(demand) < 50_000 else 1,
-                                 deadline=deadline, squared=attempt % 3 != 2)
+                                 deadline=deadline, squared=order % 3 != 2, detour=detour)
             steps, trs = route_paths(topo, demand, paths, deadline=deadline)
         except Budget:
             return
-        best.offer(steps, trs, "path-based: balanced shortest paths, farthest-first links")
+        best.offer(steps, trs, "path-based: balanced " + ("paths with one-hop detours" if detour
+                   else "shortest paths") + ", farthest-first links")
 
 
 def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:

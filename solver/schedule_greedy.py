@@ -231,19 +231,31 @@ def route(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: list[lis
 
 def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: list[list[int]],
                  passes: int = 3, deadline: float | None = None,
-                 squared: bool = True) -> list[list[int]]:
+                 squared: bool = True, detour: bool = False) -> list[list[int]]:
     """Shortest paths for every chunk, balancing the load per unit link.
 
     Each chunk walks from its source choosing, among next hops on a shortest path, the link
     with the least load per unit link so far; later passes rip up each path and re-route it
     against everyone else's load. The path cost is the added sum of squared loads per unit
-    link (``squared``) or the bottleneck load first.
+    link (``squared``) or the bottleneck load first. With ``detour``, a chunk may also take
+    a first hop that gets no closer (one hop longer than shortest), when that is cheaper: it
+    spreads traffic that shortest paths pile onto a few links, such as pipeline stages on
+    neighbouring dragonfly nodes joined by two links.
     """
     out = topo.out_neighbors()
     cap = topo.links
     load: dict[tuple[int, int], int] = {e: 0 for e in cap}
     nxt: dict[tuple[int, int], list[int]] = {}
     paths: list[list[int]] = [[] for _ in demand]
+
+    def hop(u: int, v: int, below: tuple[float, float, int]) -> tuple[float, float, int]:
+        """Cost of taking u -> v, then ``below``: (added sum of squared loads, bottleneck, v),
+        or with ``squared`` off (bottleneck, below's first entry plus the added square, v)."""
+        m = cap[(u, v)]
+        here = (load[(u, v)] + 1) / m
+        sq = below[0] + (2 * load[(u, v)] + 1) / (m * m)
+        return (sq, max(here, below[1]), v) if squared else (max(here, below[0]), sq, v)
+
     for p in range(passes):
         if p and deadline is not None and time.monotonic() > deadline:
             break
@@ -252,10 +264,9 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
             for a, b in zip(old, old[1:], strict=False):
                 load[(a, b)] -= 1
             best: dict[int, tuple[float, float, int]] = {d: (0.0, 0.0, -1)}
-            # cost = (added squared load along the rest of the path, bottleneck, next hop)
 
             def cost(u: int, d: int = d, best: dict = best) -> tuple[float, float, int]:
-                # best continuation over shortest paths
+                # cheapest continuation over shortest paths
                 got = best.get(u)
                 if got is not None:
                     return got
@@ -263,21 +274,19 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
                 if hops is None:
                     hops = [v for v in out[u] if dist[v][d] == dist[u][d] - 1]
                     nxt[(u, d)] = hops
-                res = (float("inf"), float("inf"), -1)
-                for v in hops:
-                    m = cap[(u, v)]
-                    here = (load[(u, v)] + 1) / m
-                    below = cost(v)
-                    # marginal increase of the sum of squared loads, then the bottleneck
-                    sq = below[0] + (2 * load[(u, v)] + 1) / (m * m)
-                    cand = (sq, max(here, below[1]), v) if squared else \
-                        (max(here, below[0]), sq, v)
-                    if cand < res:
-                        res = cand
+                res = min((hop(u, v, cost(v)) for v in hops),
+                          default=(float("inf"), float("inf"), -1))
                 best[u] = res
                 return res
 
-            path, u = [s], s
+            first = cost(s)[2]
+            if detour:
+                side = min((hop(s, x, cost(x)) for x in out[s] if dist[x][d] == dist[s][d]),
+                           default=None)
+                if side is not None and side < cost(s):
+                    first = side[2]
+            path, u = [s, first], first
+            load[(s, first)] += 1
             while u != d:
                 v = cost(u)[2]
                 load[(u, v)] += 1

@@ -152,3 +152,17 @@ def test_cli_traffic_bad_input_exits_2(extra: list[str], tmp_path: Path,
     err = capsys.readouterr().err
     assert "expected" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_detours_spread_traffic_that_shortest_paths_pile_up() -> None:
+    from accelkb.solver.bounds import all_distances
+    from accelkb.solver.schedule_greedy import choose_paths
+
+    topo = parse_topology("full:3")
+    demand = [((0, 1, i), 0, 1) for i in range(4)]
+    dist = all_distances(topo)
+    assert choose_paths(topo, demand, dist) == [[0, 1]] * 4  # one link, four steps
+    paths = choose_paths(topo, demand, dist, detour=True)
+    assert [0, 2, 1] in paths and all(len(set(p)) == len(p) for p in paths)
+    res = schedule(topo, "traffic", demand=[(0, 1, 4)], use_z3=False)
+    assert res.verified and res.makespan_steps == 3 and "detour" in res.method
