@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from pathlib import Path
 
 from accelkb.errors import InputError
@@ -217,22 +218,36 @@ def _pipelined(topo: Topology, deadline: float, best: _Best, tries: int = 8) -> 
                    f"soon as it is reduced, on the free links (priority order {i})")
 
 
+def _hot_spots(topo: Topology, paths: list[list[int]]) -> bool:
+    """Whether the busiest unit link carries more than twice the mean load of all unit links:
+    shortest paths pile traffic onto a few links, so detours are worth trying."""
+    load: Counter[tuple[int, int]] = Counter()
+    for path in paths:
+        load.update(zip(path, path[1:], strict=False))
+    if not load:
+        return False
+    busiest = max(k / topo.links[e] for e, k in load.items())
+    return busiest > 2 * load.total() / topo.unit_links
+
+
 def _routed(inst: Instance, lb: int, deadline: float, best: _Best) -> None:
     """Alltoall / traffic: load-balanced paths, then farthest-first per link.
 
-    Farthest pairs first on shortest paths, then again with detours one hop longer where they
-    are cheaper, then restarts with other orders (as listed, seeded shuffles) while half the
-    remaining time is left and the bound is not met.
+    Farthest pairs first on shortest paths; where that leaves hot spots (:func:`_hot_spots`),
+    farthest first again with detours one hop longer where they are cheaper; then restarts
+    with other orders (as listed, seeded shuffles) while half the remaining time is left and
+    the bound is not met.
     """
     topo = inst.topology
     dist = all_distances(topo)
     base = [(cid, cid[0], cid[1]) for cid in inst.chunk_ids()]
     stop = time.monotonic() + (deadline - time.monotonic()) / 2
-    # (order, detour): farthest-first, again with detours, then as listed and seeded shuffles
-    variants = [(0, False), (0, True)] + [(a, False) for a in range(1, 64)]
-    for attempt, (order, detour) in enumerate(variants):
+    variants = [(order, False) for order in range(64)]  # (order, detour)
+    attempt = 0
+    while attempt < len(variants):
         if attempt and (time.monotonic() > stop or best.steps == lb):
             break
+        order, detour = variants[attempt]
         demand = list(base)
         if order == 0:
             demand.sort(key=lambda x: -dist[x[1]][x[2]])
@@ -246,6 +261,9 @@ def _routed(inst: Instance, lb: int, deadline: float, best: _Best) -> None:
             return
         best.offer(steps, trs, "path-based: balanced " + ("paths with one-hop detours" if detour
                    else "shortest paths") + ", farthest-first links")
+        if attempt == 0 and _hot_spots(topo, paths):
+            variants.insert(1, (0, True))
+        attempt += 1
 
 
 def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:

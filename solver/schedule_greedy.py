@@ -237,16 +237,18 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
     Each chunk walks from its source choosing, among next hops on a shortest path, the link
     with the least load per unit link so far; later passes rip up each path and re-route it
     against everyone else's load. The path cost is the added sum of squared loads per unit
-    link (``squared``) or the bottleneck load first. With ``detour``, a chunk may also take
-    a first hop that gets no closer (one hop longer than shortest), when that is cheaper: it
-    spreads traffic that shortest paths pile onto a few links, such as pipeline stages on
-    neighbouring dragonfly nodes joined by two links.
+    link (``squared``) or the bottleneck load first. With ``detour``, a chunk whose shortest
+    paths all cross a link loaded above twice the mean (plus one) may also take a first hop
+    that gets no closer (one hop longer than shortest), when that is cheaper: it spreads
+    traffic that shortest paths pile onto a few links, such as pipeline stages on neighbouring
+    dragonfly nodes joined by two links.
     """
     out = topo.out_neighbors()
     cap = topo.links
     load: dict[tuple[int, int], int] = {e: 0 for e in cap}
     nxt: dict[tuple[int, int], list[int]] = {}
     paths: list[list[int]] = [[] for _ in demand]
+    total, units = 0, topo.unit_links  # hops placed; mean load per unit link = total / units
 
     def hop(u: int, v: int, below: tuple[float, float, int]) -> tuple[float, float, int]:
         """Cost of taking u -> v, then ``below``: (added sum of squared loads, bottleneck, v),
@@ -263,6 +265,7 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
             old = paths[i]
             for a, b in zip(old, old[1:], strict=False):
                 load[(a, b)] -= 1
+            total -= max(len(old) - 1, 0)
             best: dict[int, tuple[float, float, int]] = {d: (0.0, 0.0, -1)}
 
             def cost(u: int, d: int = d, best: dict = best) -> tuple[float, float, int]:
@@ -279,11 +282,12 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
                 best[u] = res
                 return res
 
-            first = cost(s)[2]
-            if detour:
+            shortest = cost(s)
+            first = shortest[2]
+            if detour and shortest[1 if squared else 0] > 2 * total / units + 1:
                 side = min((hop(s, x, cost(x)) for x in out[s] if dist[x][d] == dist[s][d]),
                            default=None)
-                if side is not None and side < cost(s):
+                if side is not None and side < shortest:
                     first = side[2]
             path, u = [s, first], first
             load[(s, first)] += 1
@@ -293,6 +297,7 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
                 path.append(v)
                 u = v
             paths[i] = path
+            total += len(path) - 1
     return paths
 
 
