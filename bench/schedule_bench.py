@@ -21,13 +21,12 @@ import sys
 import time
 from pathlib import Path
 
-from accelkb.perf.netsim import simulate_collective, sweep
+from accelkb.perf.netsim import MAX_MESSAGES, simulate_collective, sweep
 from accelkb.solver.schedule_api import schedule
 from accelkb.solver.schedule_traffic import layout_traffic
 from accelkb.solver.topology import load_topology_file, parse_topology
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
-SIM_MAX_MESSAGES = 400_000  # larger point-to-point simulations are left out (pure Python)
 
 
 def _time_limit(chips: int, collective: str, default: float | None) -> float:
@@ -100,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         adapt = ecmp = None
         messages = topo.n * (topo.n - 1) * (c if inst["collective"] != "allreduce"
                                             else 2 * c / topo.n)
-        if not args.no_sim and messages <= SIM_MAX_MESSAGES:
+        if not args.no_sim and messages <= MAX_MESSAGES:
             adapt = simulate_collective(topo, inst["collective"], c, "adaptive").makespan_steps
             ecmp = simulate_collective(topo, inst["collective"], c, "ecmp").makespan_steps
         ratio = res.makespan_steps / res.lower_bound_steps if res.makespan_steps else None

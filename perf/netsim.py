@@ -43,6 +43,7 @@ from accelkb.solver.bounds import all_distances
 from accelkb.solver.topology import Topology
 
 POLICIES = ("ecmp", "adaptive")
+MAX_MESSAGES = 400_000  # larger simulations take minutes (pure Python): callers skip them
 
 
 class SimResult(BaseModel):
@@ -69,9 +70,9 @@ def collective_messages(topo: Topology, collective: str, chunks: int = 1,
     ``demand`` is the ``(src, dst, chunks)`` matrix of ``collective="traffic"``; ``root`` the
     source of a broadcast. Returns ``(initial, released)``: ``released[g]`` leaves once every
     message of group ``g`` has arrived (allreduce: the allgather of a chunk after its
-    reduce-scatter).
+    reduce-scatter). Ranks are the endpoints (chips), never switch vertices.
     """
-    n = topo.n
+    n = topo.endpoints
     initial: list[Message] = []
     released: dict[int, list[Message]] = {}
     if collective == "traffic":

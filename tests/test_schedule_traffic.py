@@ -138,6 +138,7 @@ def test_cli_traffic_of_layout_text(capsys: pytest.CaptureFixture[str]) -> None:
     ["--collective", "allgather", "--traffic-of", "tp=4"],
     ["--collective", "traffic", "--traffic", "TRAFFIC", "--chunks", "2"],
     ["--collective", "traffic", "--traffic", "OUTSIDE"],
+    ["--collective", "allgather", "--traffic-kind", "tensor"],
 ])
 def test_cli_traffic_bad_input_exits_2(extra: list[str], tmp_path: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
@@ -166,3 +167,19 @@ def test_detours_spread_traffic_that_shortest_paths_pile_up() -> None:
     assert [0, 2, 1] in paths and all(len(set(p)) == len(p) for p in paths)
     res = schedule(topo, "traffic", demand=[(0, 1, 4)], use_z3=False)
     assert res.verified and res.makespan_steps == 3 and "detour" in res.method
+
+
+def test_netsim_ranks_are_endpoints_not_switches() -> None:
+    initial, _ = collective_messages(parse_topology("switch:4"), "allgather")
+    assert len(initial) == 4 * 3 and all(s < 4 and d < 4 for s, d, _ in initial)
+
+
+def test_cli_dynamic_skips_oversized_simulations(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from accelkb.perf import netsim
+
+    monkeypatch.setattr(netsim, "MAX_MESSAGES", 10)
+    rc = main(["schedule", "--topology", "ring:8", "--collective", "alltoall", "--dynamic"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "dynamic routing: skipped, 56 point-to-point messages exceed" in out

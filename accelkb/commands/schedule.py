@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     traffic.add_argument("--traffic-of", metavar="LAYOUT",
                          help="with --collective traffic: the traffic of a layout such as "
                               "'tp=8,pp=4,dp=2' (tensor rank innermost on consecutive chips)")
-    parser.add_argument("--traffic-kind", choices=KINDS, default="all",
+    parser.add_argument("--traffic-kind", choices=KINDS, default=None,
                         help="with --traffic-of: tensor, pipeline, data parallel traffic or all "
                              "of it at once; default all")
     parser.add_argument("--dynamic", action="store_true",
@@ -122,8 +122,9 @@ def _demand(args: argparse.Namespace, chips: int) -> tuple[list[tuple[int, int, 
         if tp * pp * dp > chips:
             raise InputError(f"expected a layout of at most {chips} chips (the topology's) in "
                              f"--traffic-of, got tp*pp*dp = {tp}*{pp}*{dp} = {tp * pp * dp}")
-        demand = layout_traffic(tp, pp, dp, args.traffic_kind, args.chunks or 1)
-        info = {"source": f"tp={tp},pp={pp},dp={dp}", "kind": args.traffic_kind}
+        kind = args.traffic_kind or "all"
+        demand = layout_traffic(tp, pp, dp, kind, args.chunks or 1)
+        info = {"source": f"tp={tp},pp={pp},dp={dp}", "kind": kind}
     else:
         raise InputError("expected --traffic FILE or --traffic-of LAYOUT with --collective "
                          "traffic, got neither")
@@ -133,10 +134,22 @@ def _demand(args: argparse.Namespace, chips: int) -> tuple[list[tuple[int, int, 
 
 def _dynamic(topo, result, demand, chunks: int) -> dict:
     """ECMP and minimal-adaptive simulations of the same traffic beside the schedule."""
-    from accelkb.perf.netsim import POLICIES, scheduled_stats, simulate_collective
+    from accelkb.perf.netsim import (
+        MAX_MESSAGES,
+        POLICIES,
+        collective_messages,
+        scheduled_stats,
+        simulate_collective,
+    )
 
     out: dict = {"scheduled": scheduled_stats(result.transfers, result.makespan_steps or 0,
                                               topo.unit_links)}
+    initial, released = collective_messages(topo, result.collective, chunks, demand or ())
+    messages = len(initial) + sum(len(m) for m in released.values())
+    if messages > MAX_MESSAGES:
+        out["skipped"] = (f"{messages} point-to-point messages exceed the simulator's limit of "
+                          f"{MAX_MESSAGES} (pure Python, minutes)")
+        return out
     for policy in POLICIES:
         sim = simulate_collective(topo, result.collective, chunks, policy, demand=demand or ())
         row = sim.model_dump()
@@ -163,6 +176,9 @@ def run(args: argparse.Namespace) -> int:
     if args.collective != "traffic" and (args.traffic or args.traffic_of):
         raise InputError(f"expected --traffic/--traffic-of only with --collective traffic, got "
                          f"--collective {args.collective}")
+    if args.traffic_kind and not args.traffic_of:
+        raise InputError(f"expected --traffic-kind only with --traffic-of LAYOUT, got "
+                         f"--traffic-kind {args.traffic_kind} without it")
     if args.time_limit <= 0:
         raise InputError(f"expected --time-limit > 0 seconds, got {args.time_limit}")
     bandwidth = latency = None
@@ -210,7 +226,9 @@ def run(args: argparse.Namespace) -> int:
         if "seconds" in summary:
             sys.stdout.write(f"  time: {summary['seconds']:.6g} s\n")
         for policy, row in summary.get("dynamic", {}).items():
-            if policy != "scheduled":
+            if policy == "skipped":
+                sys.stdout.write(f"  dynamic routing: skipped, {row}\n")
+            elif policy != "scheduled":
                 sys.stdout.write(
                     f"  dynamic routing ({policy}): {row['makespan_steps']} steps "
                     f"({row.get('ratio_to_schedule', '?')}x the schedule), p99 "
