@@ -183,3 +183,20 @@ def test_cli_dynamic_skips_oversized_simulations(monkeypatch: pytest.MonkeyPatch
     assert rc == 0
     out = capsys.readouterr().out
     assert "dynamic routing: skipped, 56 point-to-point messages exceed" in out
+
+
+def test_cli_traffic_of_a_configure_result(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"status": "OPTIMAL", "best": {"layout": {"tp": 4, "pp": 2,
+                                                                        "dp": 2}}}))
+    rc = main(["schedule", "--topology", "torus:4x4", "--collective", "traffic", "--traffic-of",
+               str(cfg), "--traffic-kind", "data", "--json", "--time-limit", "5"])
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["traffic"]["source"] == "tp=4,pp=2,dp=2" and summary["traffic"]["pairs"] == 16
+    unsat = tmp_path / "unsat.json"
+    unsat.write_text(json.dumps({"status": "UNSATISFIABLE", "best": None}))
+    assert main(["schedule", "--topology", "torus:4x4", "--collective", "traffic",
+                 "--traffic-of", str(unsat)]) == 2
+    assert "got none (UNSATISFIABLE)" in capsys.readouterr().err

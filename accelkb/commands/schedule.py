@@ -42,7 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                               "...]} or {\"matrix\": [[...]]}")
     traffic.add_argument("--traffic-of", metavar="LAYOUT",
                          help="with --collective traffic: the traffic of a layout such as "
-                              "'tp=8,pp=4,dp=2' (tensor rank innermost on consecutive chips)")
+                              "'tp=8,pp=4,dp=2' or of the best layout in the JSON result of "
+                              "'accelkb configure --json' (tensor rank innermost on consecutive "
+                              "chips)")
     parser.add_argument("--traffic-kind", choices=KINDS, default=None,
                         help="with --traffic-of: tensor, pipeline, data parallel traffic or all "
                              "of it at once; default all")
@@ -94,11 +96,28 @@ def _write_atomic(path: str, text: str) -> None:
         raise
 
 
+def _configured_layout(path: str) -> dict:
+    """The best layout of an ``accelkb configure --json`` result file."""
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"expected a readable JSON result of 'accelkb configure --json' for "
+                         f"--traffic-of, got {path!r}: {exc}") from None
+    best = data.get("best") if isinstance(data, dict) else None
+    layout = best.get("layout") if isinstance(best, dict) else None
+    if not isinstance(layout, dict):
+        status = data.get("status", "no status") if isinstance(data, dict) else "not an object"
+        raise InputError(f"expected a configuration with a best layout in {path!r} (from "
+                         f"'accelkb configure --json'), got none ({status})")
+    return layout
+
+
 def _layout_degrees(text: str) -> tuple[int, int, int]:
-    """``tp, pp, dp`` of a ``--traffic-of`` layout (other layout keys are accepted, unused)."""
+    """``tp, pp, dp`` of a ``--traffic-of`` layout: ``key=value,...`` text (other layout keys
+    are accepted, unused) or the JSON result of ``accelkb configure --json``."""
     from accelkb.perf.api import parse_parallel
 
-    fields = parse_parallel(text)
+    fields = _configured_layout(text) if text.endswith(".json") else parse_parallel(text)
     degrees = []
     for key in ("tp", "pp", "dp"):
         value = fields.get(key, 1)
