@@ -20,6 +20,16 @@ import z3
 
 from accelkb.solver.schedule_model import ChunkId, TransferT
 from accelkb.solver.topology import Topology
+from accelkb.solver.z3fast import any_of, at_most
+
+
+class _Overrun(Exception):
+    """The deadline passed while the encoding was being built."""
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise _Overrun
 
 
 @dataclass(frozen=True)
@@ -66,16 +76,23 @@ def _create_send_variables(p: SpreadProblem, dist: Sequence[Sequence[int]]
             for ci, u, v, t in _send_keys(p, dist)}
 
 
-def _add_causality(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
-    """A chip forwards a chunk only after receiving it in an earlier step (or starting with it)."""
+def _add_causality(s: z3.Solver, p: SpreadProblem, var: dict,
+                   deadline: float | None = None) -> None:
+    """A chip forwards a chunk only after receiving it in an earlier step (or starting with it).
+    ``held`` (received before step t) is built once per (chunk, chip, step), not per out-link."""
     into: dict[tuple[int, int], list[tuple[int, z3.BoolRef]]] = {}
     for (ci, _u, v, t), b in var.items():
         into.setdefault((ci, v), []).append((t, b))
-    for (ci, u, _v, t), b in var.items():
+    held: dict[tuple[int, int, int], z3.BoolRef] = {}
+    for k, ((ci, u, _v, t), b) in enumerate(var.items()):
         if u in p.sources[ci]:
             continue
-        before = [x for (t2, x) in into.get((ci, u), []) if t2 < t]
-        s.add(z3.Implies(b, z3.Or(before)) if before else z3.Not(b))
+        if k % 4096 == 0:
+            _check(deadline)
+        h = held.get((ci, u, t))
+        if h is None:
+            h = held[(ci, u, t)] = any_of([x for (t2, x) in into.get((ci, u), []) if t2 < t])
+        s.add(z3.Implies(b, h))
 
 
 def _add_single_receipt(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
@@ -85,7 +102,7 @@ def _add_single_receipt(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
         into.setdefault((ci, v), []).append(b)
     for bs in into.values():
         if len(bs) > 1:
-            s.add(z3.AtMost(*bs, 1))
+            s.add(at_most(bs, 1))
 
 
 def _add_link_capacity(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
@@ -96,7 +113,7 @@ def _add_link_capacity(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
     for (u, v, _t), bs in per_link.items():
         cap = p.topology.links[(u, v)]
         if len(bs) > cap:
-            s.add(z3.AtMost(*bs, cap))
+            s.add(at_most(bs, cap))
 
 
 def _add_delivery(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
@@ -108,17 +125,25 @@ def _add_delivery(s: z3.Solver, p: SpreadProblem, var: dict) -> None:
         for d in p.destinations[ci]:
             if d in p.sources[ci]:
                 continue
-            s.add(z3.Or(into.get((ci, d), [])) if into.get((ci, d)) else z3.BoolVal(False))
+            s.add(any_of(into.get((ci, d), [])))
 
 
-def encode(p: SpreadProblem, dist: Sequence[Sequence[int]]) -> tuple[z3.Solver, dict]:
-    """Build the solver for ``p`` (no solving)."""
+def encode(p: SpreadProblem, dist: Sequence[Sequence[int]], deadline: float | None = None
+           ) -> tuple[z3.Solver, dict] | None:
+    """Build the solver for ``p`` (no solving); None when ``deadline`` (monotonic seconds)
+    passes while building, so a time limit holds for large encodings too."""
     s = z3.Solver()
-    var = _create_send_variables(p, dist)
-    _add_causality(s, p, var)
-    _add_single_receipt(s, p, var)
-    _add_link_capacity(s, p, var)
-    _add_delivery(s, p, var)
+    try:
+        var = _create_send_variables(p, dist)
+        _check(deadline)
+        _add_causality(s, p, var, deadline)
+        _check(deadline)
+        _add_single_receipt(s, p, var)
+        _add_link_capacity(s, p, var)
+        _check(deadline)
+        _add_delivery(s, p, var)
+    except _Overrun:
+        return None
     return s, var
 
 
@@ -134,8 +159,12 @@ def solve(p: SpreadProblem, dist: Sequence[Sequence[int]], deadline: float
     left = deadline - time.monotonic()
     if left <= 0.05:
         return "unknown", []
-    s, var = encode(p, dist)
-    s.set("timeout", max(1, int((deadline - time.monotonic()) * 1000)))
+    built = encode(p, dist, deadline)
+    left = deadline - time.monotonic()
+    if built is None or left <= 0.05:
+        return "unknown", []
+    s, var = built
+    s.set("timeout", max(1, int(left * 1000)))
     res = s.check()
     if res == z3.sat:
         return "sat", decode(p, var, s.model())

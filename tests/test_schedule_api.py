@@ -154,6 +154,7 @@ def test_switched_node_schedules_use_the_switch_as_relay(collective: str) -> Non
     "accelkb.solver.topology", "accelkb.solver.bounds", "accelkb.solver.schedule_model",
     "accelkb.solver.verify_schedule", "accelkb.solver.schedule_api",
     "accelkb.solver.schedule_figure", "accelkb.perf.netsim", "accelkb.solver.schedule_traffic",
+    "accelkb.solver.z3fast",
 ])
 def test_docstring_examples_run(module: str) -> None:
     import doctest
@@ -161,6 +162,34 @@ def test_docstring_examples_run(module: str) -> None:
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_an_encoding_whose_build_overruns_the_deadline_is_abandoned() -> None:
+    import time
+
+    import z3
+
+    from accelkb.solver import schedule_encoding as enc
+    from accelkb.solver.bounds import all_distances
+    from accelkb.solver.schedule_model import Instance
+    from accelkb.solver.topology import parse_topology
+
+    topo = parse_topology("switch:8")
+    inst = Instance(topo, "alltoall", 4)
+    ids = tuple(inst.chunk_ids())
+    p = enc.SpreadProblem(topo, ids, tuple(tuple(inst.sources(c)) for c in ids),
+                          tuple(tuple(inst.destinations(c)) for c in ids), 31)
+    dist = all_distances(topo)
+    assert enc.encode(p, dist, deadline=time.monotonic() - 1) is None
+    assert enc.solve(p, dist, deadline=time.monotonic() + 0.01) == ("unknown", [])
+    # the two chunks 0 -> 1 share the switch's one link into chip 1: 3 steps, not 2
+    verdicts = []
+    for steps in (2, 3):
+        built = enc.encode(enc.SpreadProblem(topo, ids[:2], p.sources[:2], p.destinations[:2],
+                                             steps), dist)
+        assert built is not None
+        verdicts.append(built[0].check())
+    assert verdicts == [z3.unsat, z3.sat]
 
 
 def test_collective_seconds_and_the_size_guard() -> None:
