@@ -9,6 +9,12 @@ per step, copies free, combining free). :func:`lower_bounds` returns all of them
   in-links. ``egress`` (reduce_scatter): every non-owner must send each chunk's contribution.
 - ``cut``: chunks that must enter a chip group ``S`` over its in-links (groups of the topology
   and BFS balls); for alltoall ``|S|*|V-S|`` chunks cross.
+- ``entry`` (broadcast from ``root``): every chunk must cross into a chip set ``S`` without the
+  root that holds a rank, at most ``in(S)`` first crossings fit in a step and none before step
+  ``dist(root, S) - 1``, so some chunk first crosses at step
+  ``f >= dist(root, S) - 2 + ceil(c/in(S))`` through an entry chip of ``S`` and must still reach
+  every rank ``w`` of ``S``: ``T >= f + 1 + max_w min_entry dist(entry, w)``. For ``S`` = all
+  chips but the root this is ``ceil(c/out(root)) + ecc(root) - 1``.
 - ``ball`` (allgather): by step ``s`` chip ``v`` can hold only chunks of chips within distance
   ``s``, and gains at most its in-units per step.
 - ``total_hops`` (alltoall): the sum of shortest distances over the total link capacity.
@@ -167,6 +173,28 @@ def _latency_bounds(topo: Topology, chunks: int, dist: list[list[int]],
     return float(send), float(recv)
 
 
+def _entry_bound(topo: Topology, chunks: int, dist: list[list[int]],
+                 sets: list[frozenset[int]], root: int) -> int:
+    """Broadcast ``entry`` bound (module docstring) over the single ranks, all chips but the
+    root, and ``sets`` without the root."""
+    n, nv = topo.endpoints, topo.n
+    inn = topo.in_neighbors()
+    everyone_else = frozenset(v for v in range(nv) if v != root)
+    best = 0
+    for s in [frozenset([v]) for v in range(n) if v != root] + [everyone_else] + list(sets):
+        ranks = [w for w in s if w < n]
+        if root in s or not ranks:
+            continue
+        entries = [e for e in s if any(u not in s for u in inn[e])]
+        cap = _cap_into(topo, s)
+        if not entries or not cap or any(dist[root][e] < 0 for e in entries):
+            continue
+        first = min(dist[root][e] for e in entries) - 1  # earliest step a chunk can cross in
+        spread_in = max(min(dist[e][w] for e in entries) for w in ranks)
+        best = max(best, first + math.ceil(chunks / cap) + spread_in)
+    return best
+
+
 COMPLETION_ALL_RANKS = 128  # up to here every rank is a candidate ``v``; beyond, a few
 
 
@@ -289,8 +317,9 @@ def alltoall_lp_bound(topo: Topology, time_limit_s: float = 3.0) -> float | None
 
 
 def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool = True,
-                 demand: dict[tuple[int, int], int] | None = None) -> Bounds:
-    """All lower bounds for ``collective`` with ``chunks`` chunks per rank (allreduce: total).
+                 demand: dict[tuple[int, int], int] | None = None, root: int = 0) -> Bounds:
+    """All lower bounds for ``collective`` with ``chunks`` chunks per rank (allreduce: total;
+    broadcast: chunks of ``root``).
 
     Examples
     --------
@@ -309,11 +338,13 @@ def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool 
 
     sets = [s for s in _candidate_sets(topo, dist) if 0 < inside(s) < n]
     if collective in ("allgather", "broadcast"):
-        sources = range(n) if collective == "allgather" else [0]
+        sources = range(n) if collective == "allgather" else [root]
         vals["diameter"] = float(max(dist[s][v] for s in sources for v in range(n)))
         need = chunks * (n - 1) if collective == "allgather" else chunks
         vals["ingress"] = max(need / topo.in_units(v) for v in range(n)
-                              if collective == "allgather" or v != 0)
+                              if collective == "allgather" or v != root)
+        if collective == "broadcast":
+            vals["entry"] = float(_entry_bound(topo, chunks, dist, sets, root))
         if collective == "allgather":
             vals["cut"] = max([chunks * (n - inside(s)) / max(_cap_into(topo, s), 1e-9)
                                for s in sets] + [0.0])

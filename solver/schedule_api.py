@@ -128,6 +128,14 @@ def _allgather_like(inst: Instance, topo: Topology, deadline: float, best: _Best
         if best.done or one_chunk_s * c * 1.5 > deadline - time.monotonic():
             return
     origins = [inst.sources(ch) if not reverse_out else [ch[0]] for ch in ids]
+    if inst.collective == "broadcast":
+        try:
+            steps, trs = spread(topo, ids, origins, deadline=deadline, eager=True)
+            if topo.endpoints < topo.n:
+                trs = prune_relays(trs, topo.endpoints)
+            best.offer(steps, trs, f"{label} (rarest-first pull, distinct chunks per sender)")
+        except Budget:
+            return
     _spread_variants(topo, ids, origins, dist, deadline, best, label, tr,
                      rarest_first=len(ids) * inst.n > BIG_TRANSFERS // 4)
 
@@ -399,7 +407,7 @@ def schedule(topology: str | Path | Topology, collective: str, chunks: int = 1,
     inst = Instance(topo, collective, chunks, tuple(demand or ()), root)
     deadline = t0 + time_limit_s - _reserve(inst, time_limit_s)  # the rest: checking, decoding
     b = lower_bounds(topo, collective, chunks, use_lp=topo.n <= 16,
-                     demand=inst.demand_map() if collective == "traffic" else None)
+                     demand=inst.demand_map() if collective == "traffic" else None, root=root)
     lb = b.best
     best, proof = _search(inst, lb, deadline, use_z3)
     if best.steps is None:

@@ -34,13 +34,17 @@ class Budget(Exception):
 def spread(topo: Topology, chunks: list[ChunkId], origins: list[list[int]],
            need: list[int] | None = None, deadline: float | None = None,
            order: list[int] | None = None, far_first: bool = False,
-           dist: list[list[int]] | None = None) -> tuple[int, list[TransferT]]:
+           dist: list[list[int]] | None = None, eager: bool = False
+           ) -> tuple[int, list[TransferT]]:
     """Spread chunks from their origins until chip ``v`` holds every chunk in bitset need[v].
 
     ``order`` gives each chunk's priority rank (lower = earlier; default: list order). With
     ``far_first`` (needs ``dist``) a chip first takes the chunks whose origin is farthest from
-    it (they have the least slack before the diameter deadline). Returns
-    ``(makespan_steps, transfers)``.
+    it (they have the least slack before the diameter deadline). With ``eager`` a chunk counts
+    as held by its receiver as soon as a transfer of this step is planned, and the rarest of
+    the 64 oldest chunks is taken: chips pulling from the same source in one step take
+    different chunks (a broadcast root then sends a distinct chunk on every out-link, which
+    the step-end count does not achieve). Returns ``(makespan_steps, transfers)``.
 
     Raises
     ------
@@ -84,17 +88,20 @@ def spread(topo: Topology, chunks: list[ChunkId], origins: list[list[int]],
             if not cands:
                 continue
             choose = (partial(_farthest, holders=holders, far_v=far[v]) if far is not None
-                      else partial(rarest, holders=holders))
+                      else partial(rarest, holders=holders, scan=64 if eager else 6))
             picked = 0
             for u, b in assign_chunks(cands, choose):
                 picked |= 1 << b
                 transfers.append((step, u, v, chunks[chunk_at[b]]))
                 gained.append(b)
+                if eager:
+                    holders[b] += 1
             new[v] |= picked
         if not gained:
             raise ValueError("no progress: some chip cannot be reached")  # pragma: no cover
-        for b in gained:
-            holders[b] += 1
+        if not eager:
+            for b in gained:
+                holders[b] += 1
         held = new
         step += 1
     return step, transfers

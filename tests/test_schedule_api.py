@@ -32,6 +32,32 @@ def test_small_instances_are_optimal_and_verified(spec: str, collective: str, ch
     assert r.gap == 0.0 and r.lower_bound_steps == steps
 
 
+@pytest.mark.parametrize(("spec", "chunks", "steps"), [
+    ("hypercube:4", 16, 7), ("ring:8", 8, 7), ("torus:4x4x4", 64, 16), ("hypercube:5", 32, 11),
+])
+def test_pipelined_broadcast_meets_the_entry_bound(spec: str, chunks: int, steps: int) -> None:
+    """The root sends a distinct chunk on every out-link each step, and the chips relay the
+    rarest: ceil(c / out(root)) + ecc(root) - 1 steps, the ``entry`` bound."""
+    r = schedule(spec, "broadcast", chunks, time_limit_s=20)
+    assert (r.status, r.makespan_steps, r.verified) == (Status.OPTIMAL, steps, True)
+    assert r.bounds["entry"] == steps
+
+
+def test_broadcast_bounds_are_taken_from_its_root() -> None:
+    from accelkb.solver.bounds import lower_bounds
+    from accelkb.solver.topology import Topology
+
+    line = Topology("line3", 3, {(0, 1): 1, (1, 0): 1, (1, 2): 1, (2, 1): 1})
+    assert lower_bounds(line, "broadcast", 1, root=0).values["diameter"] == 2
+    assert lower_bounds(line, "broadcast", 1, root=1).values["diameter"] == 1
+    # each leaf takes 4 chunks over its one link: 4 steps from the middle; from an end, the far
+    # leaf cannot receive before step 1: 5
+    assert lower_bounds(line, "broadcast", 4, root=1).values["entry"] == 4
+    assert lower_bounds(line, "broadcast", 4, root=0).values["entry"] == 5
+    r = schedule(line, "broadcast", 4, root=1, time_limit_s=10)
+    assert (r.status, r.makespan_steps) == (Status.OPTIMAL, 4)
+
+
 def test_feasibility_boundary_on_a_3x3_torus_allgather() -> None:
     """k-1 steps UNSAT, k steps SAT: the lower bound of 2 is tight."""
     topo = parse_topology("torus:3x3")

@@ -41,12 +41,27 @@ def test_topology_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     ["--topology", "ring:4", "--collective", "allgather", "--time-limit", "-1"],
     ["--topology-file", "/nonexistent/t.json", "--collective", "allgather"],
     ["--topology", "ring:4", "--collective", "allgather", "--out", "/nonexistent/dir/x.json"],
+    ["--topology", "ring:4", "--collective", "broadcast", "--root", "4"],
+    ["--topology", "ring:4", "--collective", "allgather", "--root", "1"],
 ])
 def test_bad_input_exits_2_with_a_message(argv: list[str],
                                           capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schedule", *argv]) == 2
     err = capsys.readouterr().err
     assert "expected" in err and "Traceback" not in err
+
+
+def test_broadcast_from_a_chosen_root(tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bcast.json"
+    rc = main(["schedule", "--topology", "hypercube:4", "--collective", "broadcast", "--chunks",
+               "16", "--root", "5", "--json", "--out", str(out)])
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["status"], summary["makespan_steps"], summary["root"]) == ("OPTIMAL", 7, 5)
+    transfers = json.loads(out.read_text())["transfers"]
+    assert {tuple(t["chunk"])[0] for t in transfers} == {5}
+    assert min(t["step"] for t in transfers if t["src"] == 5) == 0
 
 
 def test_unknown_system_exits_2(monkeypatch: pytest.MonkeyPatch,

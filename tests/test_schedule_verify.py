@@ -92,6 +92,20 @@ def test_every_synthesized_schedule_passes_the_checker(topo: Topology, collectiv
     assert verify(inst, list(res.transfers), res.makespan_steps).ok
 
 
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(topo=small_topologies(), chunks=st.integers(1, 6), data=st.data())
+def test_broadcast_bounds_hold_from_any_root(topo: Topology, chunks: int,
+                                            data: st.DataObject) -> None:
+    """The broadcast bounds (entry, ingress, diameter) are taken from the given root: no
+    verified schedule from that root is shorter."""
+    root = data.draw(st.integers(0, topo.endpoints - 1))
+    res = schedule(topo, "broadcast", chunks, time_limit_s=1.0, root=root)
+    assert res.verified and res.makespan_steps is not None
+    assert res.makespan_steps >= res.lower_bound_steps
+    assert verify(Instance(topo, "broadcast", chunks, root=root), list(res.transfers),
+                  res.makespan_steps).ok
+
+
 @settings(max_examples=12, deadline=None)
 @given(topo=small_topologies(), collective=st.sampled_from(["allgather", "alltoall"]),
        data=st.data())

@@ -36,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunks", type=int, default=None, metavar="K",
                         help="chunks per rank (allreduce: vector length in chunks; --traffic-of: "
                              "per chip pair); default 1")
+    parser.add_argument("--root", type=int, default=None, metavar="R",
+                        help="with --collective broadcast: the chip that holds the data; "
+                             "default 0")
     traffic = parser.add_mutually_exclusive_group()
     traffic.add_argument("--traffic", metavar="FILE",
                          help="with --collective traffic: JSON {\"traffic\": [[src, dst, chunks], "
@@ -151,7 +154,7 @@ def _demand(args: argparse.Namespace, chips: int) -> tuple[list[tuple[int, int, 
     return demand, info
 
 
-def _dynamic(topo, result, demand, chunks: int) -> dict:
+def _dynamic(topo, result, demand, chunks: int, root: int = 0) -> dict:
     """ECMP and minimal-adaptive simulations of the same traffic beside the schedule."""
     from accelkb.perf.netsim import (
         MAX_MESSAGES,
@@ -163,14 +166,15 @@ def _dynamic(topo, result, demand, chunks: int) -> dict:
 
     out: dict = {"scheduled": scheduled_stats(result.transfers, result.makespan_steps or 0,
                                               topo.unit_links)}
-    initial, released = collective_messages(topo, result.collective, chunks, demand or ())
+    initial, released = collective_messages(topo, result.collective, chunks, demand or (), root)
     messages = len(initial) + sum(len(m) for m in released.values())
     if messages > MAX_MESSAGES:
         out["skipped"] = (f"{messages} point-to-point messages exceed the simulator's limit of "
                           f"{MAX_MESSAGES} (pure Python, minutes)")
         return out
     for policy in POLICIES:
-        sim = simulate_collective(topo, result.collective, chunks, policy, demand=demand or ())
+        sim = simulate_collective(topo, result.collective, chunks, policy, demand=demand or (),
+                                  root=root)
         row = sim.model_dump()
         if result.makespan_steps:
             row["ratio_to_schedule"] = round(sim.makespan_steps / result.makespan_steps, 3)
@@ -198,6 +202,9 @@ def run(args: argparse.Namespace) -> int:
     if args.traffic_kind and not args.traffic_of:
         raise InputError(f"expected --traffic-kind only with --traffic-of LAYOUT, got "
                          f"--traffic-kind {args.traffic_kind} without it")
+    if args.root is not None and args.collective != "broadcast":
+        raise InputError(f"expected --root only with --collective broadcast, got --collective "
+                         f"{args.collective}")
     if args.time_limit <= 0:
         raise InputError(f"expected --time-limit > 0 seconds, got {args.time_limit}")
     bandwidth = latency = None
@@ -217,15 +224,19 @@ def run(args: argparse.Namespace) -> int:
     chunks = args.chunks or 1
     if args.collective == "traffic":
         demand, traffic_info = _demand(args, topo.endpoints)
-    result = schedule(topo, args.collective, chunks, time_limit_s=args.time_limit, demand=demand)
+    root = args.root or 0
+    result = schedule(topo, args.collective, chunks, time_limit_s=args.time_limit, demand=demand,
+                      root=root)
     summary = result.summary()
+    if args.collective == "broadcast":
+        summary["root"] = root
     if traffic_info is not None:
         summary["traffic"] = traffic_info
     if bandwidth and args.message_bytes:
         chunk_bytes = args.message_bytes / chunks
         summary["seconds"] = result.seconds(chunk_bytes, bandwidth, latency or 0.0)
     if args.dynamic and result.makespan_steps is not None:
-        summary["dynamic"] = _dynamic(topo, result, demand, chunks)
+        summary["dynamic"] = _dynamic(topo, result, demand, chunks, root)
     if args.out and result.makespan_steps is not None:
         _write_atomic(args.out, json.dumps(result.schedule_file()) + "\n")
     if args.figure and result.makespan_steps is not None:
