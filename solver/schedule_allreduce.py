@@ -11,7 +11,14 @@
   ``t`` every chip sends chunks ``t*m .. t*m+m-1`` to the switch, which adds them and returns
   the sums in step ``t+1``: ``ceil(c/m) + 1`` steps, the ``receive_latency`` bound.
 
-Both return ``None`` when the topology is not of their shape. Chunks are ``(0, j)``.
+- :func:`doubling_allreduce`: recursive doubling on a hypercube labelled by bits (chip ``u``
+  linked to ``u xor 2^k`` for every dimension ``k < d``, ``m`` unit links each way): in each
+  step a chunk's holders swap partial sums across one dimension and add them, so after ``d``
+  steps every chip holds the whole sum. Chunk ``j`` of a wave takes the dimensions in the
+  order ``j, j+1, ...`` (mod ``d``), so the ``d*m`` chunks of a wave share no unit link:
+  ``ceil(c/(d*m)) * d`` steps, the ``diameter`` bound for ``c <= d*m``.
+
+All return ``None`` when the topology is not of their shape. Chunks are ``(0, j)``.
 """
 
 from __future__ import annotations
@@ -100,3 +107,42 @@ def switch_allreduce(topo: Topology, chunks: int) -> tuple[int, list[TransferT]]
             trs.append((t, v, hub, (0, j)))
             trs.append((t + 1, hub, v, (0, j)))
     return -(-chunks // m) + 1, trs
+
+
+def hypercube_dimension(topo: Topology) -> tuple[int, int] | None:
+    """``(d, m)`` when every chip ``u`` of ``2^d`` chips (no switches) has ``m`` or more unit
+    links to ``u xor 2^k`` for each ``k < d`` (``m`` the least such count); else None.
+
+    >>> from accelkb.solver.topology import parse_topology
+    >>> hypercube_dimension(parse_topology("hypercube:3")), hypercube_dimension(parse_topology("ring:8"))
+    ((3, 1), None)
+    """
+    n = topo.n
+    d = n.bit_length() - 1
+    if topo.endpoints != n or n < 2 or n != 1 << d:
+        return None
+    m = min(topo.links.get((u, u ^ (1 << k)), 0) for u in range(n) for k in range(d))
+    return (d, m) if m >= 1 else None
+
+
+def doubling_allreduce(topo: Topology, chunks: int) -> tuple[int, list[TransferT]] | None:
+    """Recursive doubling with rotated dimension orders (module docstring); None if ``topo``
+    is no bit-labelled hypercube.
+
+    >>> from accelkb.solver.topology import parse_topology
+    >>> steps, trs = doubling_allreduce(parse_topology("hypercube:4"), 4)
+    >>> steps, len(trs)
+    (4, 256)
+    """
+    found = hypercube_dimension(topo)
+    if found is None:
+        return None
+    d, m = found
+    per_wave = d * m
+    trs: list[TransferT] = []
+    for j in range(chunks):
+        wave, r = divmod(j, per_wave)
+        for s in range(d):
+            bit = 1 << ((r + s) % d)
+            trs.extend((wave * d + s, u, u ^ bit, (0, j)) for u in range(topo.n))
+    return -(-chunks // per_wave) * d, trs

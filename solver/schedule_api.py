@@ -28,7 +28,7 @@ from accelkb.solver import schedule_allreduce_z3 as arz3
 from accelkb.solver import schedule_encoding as enc
 from accelkb.solver.bounds import all_distances, lower_bounds
 from accelkb.solver.cayley import cayley_group
-from accelkb.solver.schedule_allreduce import ring_allreduce, switch_allreduce
+from accelkb.solver.schedule_allreduce import doubling_allreduce, ring_allreduce, switch_allreduce
 from accelkb.solver.schedule_cayley import cayley_allreduce
 from accelkb.solver.schedule_decompose import compose_allreduce, prune_relays, rounds
 from accelkb.solver.schedule_greedy import (
@@ -152,7 +152,9 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
     ids = inst.chunk_ids()
     for build, label in ((ring_allreduce, "ring: every chunk reduced to a root edge/vertex and "
                           "broadcast back, rotations pipelined"),
-                         (switch_allreduce, "switch: add at the switch, return the sums")):
+                         (switch_allreduce, "switch: add at the switch, return the sums"),
+                         (doubling_allreduce, "recursive doubling, dimension order rotated per "
+                          "chunk")):
         got = build(topo, c)
         if got is not None:
             best.offer(got[0], got[1], label)

@@ -43,6 +43,17 @@ def test_pipelined_broadcast_meets_the_entry_bound(spec: str, chunks: int, steps
     assert r.bounds["entry"] == steps
 
 
+@pytest.mark.parametrize(("spec", "chunks"), [
+    ("hypercube:4", 1), ("hypercube:4", 4), ("hypercube:6", 6), ("torus:2x2x2", 3),
+])
+def test_small_allreduce_on_a_hypercube_takes_its_diameter(spec: str, chunks: int) -> None:
+    """Recursive doubling with one dimension order per chunk: d steps for up to d chunks."""
+    r = schedule(spec, "allreduce", chunks, time_limit_s=20)
+    d = r.bounds["diameter"]
+    assert (r.status, r.makespan_steps, r.verified) == (Status.OPTIMAL, d, True)
+    assert r.method.startswith("recursive doubling")
+
+
 def test_broadcast_bounds_are_taken_from_its_root() -> None:
     from accelkb.solver.bounds import lower_bounds
     from accelkb.solver.topology import Topology
@@ -180,7 +191,7 @@ def test_switched_node_schedules_use_the_switch_as_relay(collective: str) -> Non
     "accelkb.solver.topology", "accelkb.solver.bounds", "accelkb.solver.schedule_model",
     "accelkb.solver.verify_schedule", "accelkb.solver.schedule_api",
     "accelkb.solver.schedule_figure", "accelkb.perf.netsim", "accelkb.solver.schedule_traffic",
-    "accelkb.solver.z3fast",
+    "accelkb.solver.z3fast", "accelkb.solver.schedule_allreduce",
 ])
 def test_docstring_examples_run(module: str) -> None:
     import doctest
