@@ -198,7 +198,7 @@ def solve(p: AllreduceProblem, dist: Sequence[Sequence[int]], deadline: float
     """``("sat", transfers)``, ``("unsat", [])`` or ``("unknown", [])`` before ``deadline``.
 
     ``"unsat"`` is returned only in relaxed mode, where it is a proof; an exact-mode UNSAT comes
-    back as ``"unknown"``.
+    back as ``"excluded"`` (no schedule of the encoded kind: not a proof, but not a timeout).
     """
     if deadline - time.monotonic() <= max(0.05, encode_seconds(p, dist)):
         return "unknown", []
@@ -213,6 +213,6 @@ def solve(p: AllreduceProblem, dist: Sequence[Sequence[int]], deadline: float
         trs = sorted((t, u, v, (0, j)) for (j, u, v, t), b in send.items()
                      if z3.is_true(m.eval(b, model_completion=True)))
         return "sat", trs
-    if res == z3.unsat and not p.exact:
-        return "unsat", []
+    if res == z3.unsat:
+        return ("excluded" if p.exact else "unsat"), []
     return "unknown", []

@@ -316,7 +316,8 @@ def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
 def _z3_allreduce(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
     """Allreduce below the best schedule: the gossip relaxation at ``best-1`` (UNSAT proves
     optimality; a SAT answer the checker accepts is a schedule), else the exact encoding.
-    Returns 'optimal', 'bound', 'timeout' or 'too big'."""
+    Returns 'optimal', 'bound', 'timeout', 'undecided' (the relaxation fits, the exact encoding
+    does not) or 'too big'."""
     topo = inst.topology
     dist = all_distances(topo)
     assert best.steps is not None
@@ -331,6 +332,8 @@ def _z3_allreduce(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
         if verdict == "sat" and not verify(inst, trs, relaxed.steps).ok:
             exact = arz3.AllreduceProblem(topo, inst.chunks, relaxed.steps, exact=True)
             verdict, trs = arz3.solve(exact, dist, deadline)
+        if verdict == "excluded":
+            return "undecided"
         if verdict != "sat":
             return "timeout"
         best.offer(max((t for t, *_ in trs), default=-1) + 1, trs, "Z3 allreduce encoding")
@@ -361,6 +364,10 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
                      "allreduce of any kind fits)")
         elif verdict == "timeout":
             proof = "Z3 timed out below the best schedule; gap to the lower bound remains"
+        elif verdict == "undecided":
+            proof = (f"Z3: with {best.steps - 1} steps the one-way gossip relaxation fits but "
+                     "the exact encoding (which leaves out some legal orders of adding) does "
+                     "not; gap to the lower bound remains")
         elif verdict == "too big":
             proof = ("allreduce encoding too large for Z3 within the time limit; gap to the "
                      "lower bound remains")

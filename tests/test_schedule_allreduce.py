@@ -131,3 +131,15 @@ def test_z3_skips_an_encoding_it_cannot_build_before_the_deadline() -> None:
     assert encode_seconds(p, dist) > 0.5
     # a timeout is "unknown", never "unsat"
     assert solve(p, dist, time.monotonic() + 0.5) == ("unknown", [])
+
+
+def test_an_exact_encoding_without_a_schedule_is_not_called_a_timeout() -> None:
+    """ring:5, one chunk, 3 steps: one-way gossip fits (2 steps even), the exact encoding has no
+    schedule. That is reported as undecided, not as a timeout and not as a proof."""
+    topo = parse_topology("ring:5")
+    dist = all_distances(topo)
+    assert solve(AllreduceProblem(topo, 1, 3, exact=False), dist, _far())[0] == "sat"
+    assert solve(AllreduceProblem(topo, 1, 3, exact=True), dist, _far()) == ("excluded", [])
+    r = schedule(topo, "allreduce", 1, time_limit_s=20)
+    assert r.status is Status.FEASIBLE and r.makespan_steps == 4
+    assert "relaxation fits" in r.proof and "timed out" not in r.proof
