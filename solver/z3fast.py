@@ -26,24 +26,23 @@ def _array(bs: Sequence[z3.BoolRef]) -> Any:
     return (z3.Ast * len(bs))(*[b.as_ast() for b in bs])
 
 
-def any_of(bs: Sequence[z3.BoolRef]) -> z3.BoolRef:
-    """The disjunction of ``bs`` (``False`` when empty)."""
+def _nary(mk: Any, bs: Sequence[z3.BoolRef], empty: bool) -> z3.BoolRef:
     if not bs:
-        return z3.BoolVal(False)
+        return z3.BoolVal(empty)
     if len(bs) == 1:
         return bs[0]
     ctx = bs[0].ctx
-    return z3.BoolRef(z3.Z3_mk_or(ctx.ref(), len(bs), _array(bs)), ctx)
+    return z3.BoolRef(mk(ctx.ref(), len(bs), _array(bs)), ctx)
+
+
+def any_of(bs: Sequence[z3.BoolRef]) -> z3.BoolRef:
+    """The disjunction of ``bs`` (``False`` when empty)."""
+    return _nary(z3.Z3_mk_or, bs, False)
 
 
 def all_of(bs: Sequence[z3.BoolRef]) -> z3.BoolRef:
     """The conjunction of ``bs`` (``True`` when empty)."""
-    if not bs:
-        return z3.BoolVal(True)
-    if len(bs) == 1:
-        return bs[0]
-    ctx = bs[0].ctx
-    return z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(bs), _array(bs)), ctx)
+    return _nary(z3.Z3_mk_and, bs, True)
 
 
 def at_most(bs: Sequence[z3.BoolRef], k: int) -> z3.BoolRef:
