@@ -249,6 +249,12 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
     that gets no closer (one hop longer than shortest), when that is cheaper: it spreads
     traffic that shortest paths pile onto a few links, such as pipeline stages on neighbouring
     dragonfly nodes joined by two links.
+
+    Raises
+    ------
+    Budget
+        when ``deadline`` passes before every chunk has a path (a later pass stops early and
+        keeps the paths it has).
     """
     out = topo.out_neighbors()
     cap = topo.links
@@ -269,6 +275,10 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
         if p and deadline is not None and time.monotonic() > deadline:
             break
         for i, (_, s, d) in enumerate(demand):
+            if i % 4096 == 0 and deadline is not None and time.monotonic() > deadline:
+                if p == 0:
+                    raise Budget()  # not every chunk has a path yet
+                return paths  # a later pass: every path is complete, keep them
             old = paths[i]
             for a, b in zip(old, old[1:], strict=False):
                 load[(a, b)] -= 1

@@ -200,3 +200,20 @@ def test_cli_traffic_of_a_configure_result(tmp_path: Path,
     assert main(["schedule", "--topology", "torus:4x4", "--collective", "traffic",
                  "--traffic-of", str(unsat)]) == 2
     assert "got none (UNSATISFIABLE)" in capsys.readouterr().err
+
+
+def test_path_choice_stops_at_the_deadline() -> None:
+    """A first pass cut short leaves chunks without paths: Budget, never partial paths; a later
+    pass cut short keeps the complete paths of the earlier one."""
+    import time
+
+    from accelkb.solver.bounds import all_distances
+    from accelkb.solver.schedule_greedy import Budget, choose_paths
+
+    topo = parse_topology("ring:4")
+    demand = [((0, 2, i), 0, 2) for i in range(3)]
+    dist = all_distances(topo)
+    with pytest.raises(Budget):
+        choose_paths(topo, demand, dist, deadline=time.monotonic() - 1)
+    paths = choose_paths(topo, demand, dist)
+    assert all(p[0] == 0 and p[-1] == 2 and len(p) == 3 for p in paths)
