@@ -28,7 +28,7 @@ import z3
 
 from accelkb.solver.schedule_model import TransferT
 from accelkb.solver.topology import Topology
-from accelkb.solver.z3fast import all_of, any_of, at_most
+from accelkb.solver.z3fast import all_of, any_of, at_most, check_until
 
 MAX_STATE_VARIABLES = 120_000  # knowledge variables worth handing to Z3 within seconds
 ENCODE_SECONDS_PER_TERM = 7e-5  # building the constraints (Python + z3 API): at most 68 us
@@ -203,11 +203,7 @@ def solve(p: AllreduceProblem, dist: Sequence[Sequence[int]], deadline: float
     if deadline - time.monotonic() <= max(0.05, encode_seconds(p, dist)):
         return "unknown", []
     s, send = encode(p, dist)
-    left = deadline - time.monotonic()
-    if left <= 0.05:
-        return "unknown", []
-    s.set("timeout", max(1, int(left * 1000)))
-    res = s.check()
+    res = check_until(s, deadline)
     if res == z3.sat:
         m = s.model()
         trs = sorted((t, u, v, (0, j)) for (j, u, v, t), b in send.items()

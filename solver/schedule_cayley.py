@@ -32,6 +32,7 @@ import z3
 from accelkb.solver.cayley import CayleyGroup
 from accelkb.solver.schedule_model import TransferT
 from accelkb.solver.topology import Topology
+from accelkb.solver.z3fast import check_until
 
 MAX_CHOICES = 80_000  # template Booleans worth handing to Z3 (torus 4x4x4 at 21 steps: 16k)
 BUILD_SECONDS_PER_CHOICE = 3e-4  # building the encoding: 250-290 us per Boolean measured
@@ -102,11 +103,7 @@ def template(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[int]], 
         cap = topo.links[(0, typ)]
         if len(bs) > cap:
             s.add(z3.PbLe([(b, 1) for b in bs], cap))
-    left = deadline - time.monotonic()
-    if left <= 0.05:
-        return "unknown", []
-    s.set("timeout", max(1, int(left * 1000)))
-    res = s.check()
+    res = check_until(s, deadline)
     if res == z3.unsat:
         return "unsat", []
     if res != z3.sat:

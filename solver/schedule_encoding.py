@@ -20,7 +20,7 @@ import z3
 
 from accelkb.solver.schedule_model import ChunkId, TransferT
 from accelkb.solver.topology import Topology
-from accelkb.solver.z3fast import any_of, at_most
+from accelkb.solver.z3fast import any_of, at_most, check_until
 
 
 class _Overrun(Exception):
@@ -160,12 +160,10 @@ def solve(p: SpreadProblem, dist: Sequence[Sequence[int]], deadline: float
     if left <= 0.05:
         return "unknown", []
     built = encode(p, dist, deadline)
-    left = deadline - time.monotonic()
-    if built is None or left <= 0.05:
+    if built is None:
         return "unknown", []
     s, var = built
-    s.set("timeout", max(1, int(left * 1000)))
-    res = s.check()
+    res = check_until(s, deadline)
     if res == z3.sat:
         return "sat", decode(p, var, s.model())
     if res == z3.unsat:

@@ -16,6 +16,7 @@ False
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,3 +52,13 @@ def at_most(bs: Sequence[z3.BoolRef], k: int) -> z3.BoolRef:
         return z3.BoolVal(True)
     ctx = bs[0].ctx
     return z3.BoolRef(z3.Z3_mk_atmost(ctx.ref(), len(bs), _array(bs), k), ctx)
+
+
+def check_until(s: z3.Solver, deadline: float) -> z3.CheckSatResult:
+    """``s.check()`` limited to what is left before ``deadline`` (``time.monotonic()``
+    seconds); ``unknown`` without solving when less than 50 ms is left."""
+    left = deadline - time.monotonic()
+    if left <= 0.05:
+        return z3.unknown
+    s.set("timeout", max(1, int(left * 1000)))
+    return s.check()
