@@ -313,6 +313,14 @@ def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
     return "bound"
 
 
+def _relaxation_fits(inst: Instance, steps: int, seconds: float) -> bool:
+    """Whether the gossip relaxation at ``steps`` is small enough to build in ``seconds``."""
+    relaxed = arz3.AllreduceProblem(inst.topology, inst.chunks, steps, exact=False)
+    dist = all_distances(inst.topology)
+    return (arz3.state_size(relaxed, dist) <= arz3.MAX_STATE_VARIABLES
+            and arz3.encode_seconds(relaxed, dist) <= seconds)
+
+
 def _z3_allreduce(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
     """Allreduce below the best schedule: the gossip relaxation at ``best-1`` (UNSAT proves
     optimality; a SAT answer the checker accepts is a schedule), else the exact encoding.
@@ -323,8 +331,7 @@ def _z3_allreduce(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
     assert best.steps is not None
     while best.steps > lb:
         relaxed = arz3.AllreduceProblem(topo, inst.chunks, best.steps - 1, exact=False)
-        if arz3.state_size(relaxed, dist) > arz3.MAX_STATE_VARIABLES or \
-                arz3.encode_seconds(relaxed, dist) > deadline - time.monotonic():
+        if not _relaxation_fits(inst, best.steps - 1, deadline - time.monotonic()):
             return "too big"
         verdict, trs = arz3.solve(relaxed, dist, deadline)
         if verdict == "unsat":
@@ -352,8 +359,10 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
     elif collective == "allreduce":
         _allreduce(inst, deadline, best, use_z3)
         if use_z3 and inst.chunks == inst.n == topo.n:
-            # half the time left: the gossip relaxation below may still prove optimality
-            _cayley(topo, time.monotonic() + (deadline - time.monotonic()) / 2, best)
+            # half the time left when the gossip relaxation below may still prove optimality
+            left = deadline - time.monotonic()
+            share = 0.5 if best.steps and _relaxation_fits(inst, best.steps - 1, left) else 1.0
+            _cayley(topo, time.monotonic() + left * share, best)
     else:
         _routed(inst, lb, deadline, best)
     proof = ""

@@ -24,6 +24,7 @@ link, step) choice; an UNSAT answer only rules out such templates, not the allre
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Sequence
 
@@ -32,20 +33,16 @@ import z3
 from accelkb.solver.cayley import CayleyGroup
 from accelkb.solver.schedule_model import TransferT
 from accelkb.solver.topology import Topology
-from accelkb.solver.z3fast import check_until
+from accelkb.solver.z3fast import any_of, at_most, check_until
 
-MAX_CHOICES = 80_000  # template Booleans worth handing to Z3 (torus 4x4x4 at 21 steps: 16k)
-BUILD_SECONDS_PER_CHOICE = 3e-4  # building the encoding: 250-290 us per Boolean measured
+MAX_CHOICES = 80_000  # template arc Booleans worth handing to Z3 (GroqRack at 13 steps: 6.9k)
+BUILD_SECONDS_PER_ARC = 2e-4  # building the encoding: 100-160 us per arc measured (GroqRack)
+FIRST_SLICE_S = 3.0  # Z3 time per (completion step, seed) attempt in the first round; x1.5 a round
 
 
 def _paired(topo: Topology, group: CayleyGroup) -> bool:
     return group.parity is not None and all(
         topo.links.get((v, u)) == m for (u, v), m in topo.links.items())
-
-
-def template_size(topo: Topology, steps: int) -> int:
-    """Booleans of the template encoding: a send and a receive choice per (chip, link, step)."""
-    return 2 * len(topo.links) * steps
 
 
 def _slots(topo: Topology, group: CayleyGroup, steps: int, u: int, v: int, t: int,
@@ -59,68 +56,168 @@ def _slots(topo: Topology, group: CayleyGroup, steps: int, u: int, v: int, t: in
             (steps - 1 - t, group.link_type(v, u), 1 - par[v])]
 
 
-def template(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[int]], steps: int,
-             deadline: float) -> tuple[str, list[tuple[int, int, int]]]:
-    """``("sat", [(step, u, v), ...])`` for chunk 0, or ``("unsat" | "unknown", [])``."""
-    n, paired = topo.n, _paired(topo, group)
-    if deadline - time.monotonic() < template_size(topo, steps) * BUILD_SECONDS_PER_CHOICE:
-        return "unknown", []  # the build cannot be interrupted: do not overrun the deadline
-    out, inn = topo.out_neighbors(), topo.in_neighbors()
-    s = z3.Solver()
-    c_low = max(dist[u][0] for u in range(n))
-    c_high = steps - max(dist[0][u] for u in range(n))
-    if c_low > c_high:
-        return "unsat", []
-    done = z3.Int("reduced_at")
-    s.add(done >= c_low, done <= c_high)
-    send = {u: z3.Int(f"send_step[{u}]") for u in range(1, n)}
-    recv = {u: z3.Int(f"receive_step[{u}]") for u in range(1, n)}
-    for u in range(1, n):
-        s.add(send[u] >= 0, send[u] <= done - dist[u][0],
-              recv[u] >= done + dist[0][u] - 1, recv[u] <= steps - 1)
-    slots: dict[tuple[int, int, int], list[z3.BoolRef]] = {}
-    arcs: dict[z3.BoolRef, tuple[int, int, int]] = {}
-    for u in range(1, n):
-        ups, downs = [], []
+def _arcs(topo: Topology, dist: Sequence[Sequence[int]], steps: int, done: int
+          ) -> list[tuple[int, int, int, bool]]:
+    """Template arcs ``(step, src, dst, is_reduction)`` that distances allow when chip 0 holds the
+    complete chunk from step ``done`` on: ``u`` sends its partial sum by ``done - dist(u, 0)``
+    (and after its children), and receives the sum from ``done + dist(0, u) - 1`` on."""
+    arcs = []
+    for (u, w) in sorted(topo.links):
         for t in range(steps):
-            for w in out[u]:
-                b = z3.Bool(f"reduce[{u}->{w}]@t{t}")
-                s.add(z3.Implies(b, send[u] == t),
-                      z3.Implies(b, send[w] > t if w else done > t))
-                ups.append(b)
-                arcs[b] = (t, u, w)
-            for w in inn[u]:
-                b = z3.Bool(f"broadcast[{w}->{u}]@t{t}")
-                s.add(z3.Implies(b, recv[u] == t),
-                      z3.Implies(b, recv[w] < t if w else done <= t))
-                downs.append(b)
-                arcs[b] = (t, w, u)
-        s.add(z3.PbEq([(b, 1) for b in ups], 1), z3.PbEq([(b, 1) for b in downs], 1))
-    for b, (t, u, v) in arcs.items():
-        for slot in _slots(topo, group, steps, u, v, t, paired):
+            if u and t <= done - dist[u][0] and (t < done - dist[w][0] if w else t < done):
+                arcs.append((t, u, w, True))
+            if w and t >= done + dist[0][w] - 1 and (t > done + dist[0][u] - 1 if u else t >= done):
+                arcs.append((t, u, w, False))
+    return arcs
+
+
+def _root_step_capacity(topo: Topology, group: CayleyGroup, steps: int, t: int, into: bool
+                        ) -> int:
+    """Most template links into (or out of) chip 0 at the self-paired step ``t`` whose slots,
+    each taken twice in that step, fit: a brute force over chip 0's few links."""
+    ends = [v for v in topo.out_neighbors()[0] for _ in range(topo.links[(0, v)])]
+    if len(ends) > 16:
+        return len(ends)
+    best = 0
+    for mask in range(1 << len(ends)):
+        used: dict[tuple[int, int, int], int] = {}
+        count = 0
+        for i, v in enumerate(ends):
+            if mask >> i & 1:
+                count += 1
+                a, b = (v, 0) if into else (0, v)
+                for slot in _slots(topo, group, steps, a, b, t, True):
+                    used[slot] = used.get(slot, 0) + 1
+        if count > best and all(k <= topo.links[(0, s[1])] for s, k in used.items()):
+            best = count
+    return best
+
+
+def fits(topo: Topology, group: CayleyGroup, steps: int, done: int) -> bool:
+    """Necessary condition on the step counts for a template that completes at chip 0 at
+    ``done``: ``n-1`` reduction links in ``[0, done)``, as many broadcast links in
+    ``[done, steps)``, at most ``in(0)`` of them in step ``done-1`` (all into chip 0), at most
+    ``out(0)`` in step ``done``, at most the slots ``S`` of a step in any step; paired, the links
+    of steps ``t`` and ``steps-1-t`` share ``S`` slots, and the self-paired middle step takes
+    half (less where chip 0's own links collide)."""
+    n, per_type = topo.n, topo.out_units(0)
+    paired = _paired(topo, group)
+    slots = 2 * per_type if paired else per_type
+    cap = [slots] * steps
+    cap[done - 1] = min(cap[done - 1], topo.in_units(0))
+    cap[done] = min(cap[done], topo.out_units(0))
+    if sum(cap[:done]) < n - 1 or sum(cap[done:]) < n - 1:
+        return False
+    if not paired:
+        return True
+    total = sum(min(slots, cap[t] + cap[steps - 1 - t]) for t in range(steps) if 2 * t < steps - 1)
+    if steps % 2:
+        mid = steps // 2
+        half = min(slots // 2, cap[mid])
+        if mid in (done - 1, done):
+            half = min(half, _root_step_capacity(topo, group, steps, mid, into=mid < done))
+        total += half
+    return total >= 2 * (n - 1)
+
+
+def reduction_steps(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[int]],
+                    steps: int) -> list[int]:
+    """The steps at which chip 0 may complete the template chunk, those that pass :func:`fits`,
+    nearest the middle first and, paired, one of each mirrored pair ``d``, ``steps - d`` (the
+    time-reversed template of one is a template of the other, moved by an odd element). The
+    candidates whose step ``done - 1`` or ``done`` is the self-paired middle step go last:
+    chip 0's own links leave that step least room (on ``hypercube:5`` at 13 steps Z3 finds no
+    template for 6 or 7 in 2 s, and one for 8 in 0.1 s)."""
+    low = max(dist[u][0] for u in range(topo.n))
+    high = steps - max(dist[0][u] for u in range(topo.n))
+    ok = [d for d in range(max(low, 1), high + 1) if fits(topo, group, steps, d)]
+    if _paired(topo, group):  # the mirror of a template is a template of the mirrored step
+        ok = [d for d in ok if 2 * d >= steps or steps - d not in ok]
+    return sorted(ok, key=lambda d: (abs(2 * d - steps) <= 1, abs(2 * d - steps), -d))
+
+
+def _encode(topo: Topology, group: CayleyGroup, steps: int,
+            arcs: list[tuple[int, int, int, bool]]) -> tuple[z3.Solver, list[z3.BoolRef]]:
+    """One Boolean per arc; per chip exactly one reduction send and one broadcast receive; an arc
+    ``u -> w`` of the reduction needs ``w`` to send later, one of the broadcast needs ``u`` to
+    have received earlier; slot capacities."""
+    s = z3.Solver()
+    bools = [z3.Bool(f"{'reduce' if red else 'broadcast'}[{u}->{w}]@t{t}")
+             for t, u, w, red in arcs]
+    at: dict[tuple[bool, int, int], list[z3.BoolRef]] = {}  # (reduction?, chip, step) -> arcs
+    for b, (t, u, w, red) in zip(bools, arcs, strict=True):
+        at.setdefault((red, u if red else w, t), []).append(b)
+    when = {key: z3.Bool(f"{'sends' if key[0] else 'receives'}[{key[1]}]@t{key[2]}")
+            for key in at}
+    per_chip: dict[tuple[bool, int], list[z3.BoolRef]] = {}
+    for key, bs in at.items():
+        s.add(when[key] == any_of(bs), at_most(bs, 1))
+        per_chip.setdefault(key[:2], []).append(when[key])
+    for ws in per_chip.values():
+        s.add(any_of(ws), at_most(ws, 1))
+    for b, (t, u, w, red) in zip(bools, arcs, strict=True):
+        if red and w:
+            s.add(z3.Implies(b, any_of([when[k] for k in ((True, w, x) for x in range(t + 1, steps))
+                                        if k in when])))
+        elif not red and u:
+            s.add(z3.Implies(b, any_of([when[k] for k in ((False, u, x) for x in range(t))
+                                        if k in when])))
+    paired = _paired(topo, group)
+    slots: dict[tuple[int, int, int], list[z3.BoolRef]] = {}
+    for b, (t, u, w, _red) in zip(bools, arcs, strict=True):
+        for slot in _slots(topo, group, steps, u, w, t, paired):
             slots.setdefault(slot, []).append(b)
     for (_t, typ, _c), bs in slots.items():
-        cap = topo.links[(0, typ)]
-        if len(bs) > cap:
-            s.add(z3.PbLe([(b, 1) for b in bs], cap))
-    res = check_until(s, deadline)
-    if res == z3.unsat:
+        s.add(at_most(bs, topo.links[(0, typ)]))
+    return s, bools
+
+
+def template(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[int]], steps: int,
+             deadline: float) -> tuple[str, list[tuple[int, int, int]]]:
+    """``("sat", [(step, u, v), ...])`` for chunk 0, or ``("unsat" | "unknown", [])``.
+
+    One encoding per completion step (:func:`reduction_steps`); Z3 gets them in rounds, each
+    attempt a slice of time with a new random seed, since its time on one encoding varies
+    several-fold with the seed (GroqRack at 13 steps, completion step 8: 0.7-5.2 s for 11 of 12
+    seeds, the twelfth over 8 s). Round ``r`` tries the first ``r+1`` candidates."""
+    dones = reduction_steps(topo, group, dist, steps)
+    if not dones:
         return "unsat", []
-    if res != z3.sat:
-        return "unknown", []
-    m = s.model()
-    return "sat", sorted(a for b, a in arcs.items() if z3.is_true(m.eval(b, model_completion=True)))
+    built: dict[int, tuple[z3.Solver, list[z3.BoolRef], list]] = {}
+    settled: set[int] = set()
+    slice_s = FIRST_SLICE_S
+    for seed in itertools.count():
+        for done in dones[:seed + 1]:  # a candidate joins one round after the one before it
+            if done in settled:
+                continue
+            if done not in built:
+                arcs = _arcs(topo, dist, steps, done)
+                if len(arcs) > MAX_CHOICES or (
+                        deadline - time.monotonic() < len(arcs) * BUILD_SECONDS_PER_ARC):
+                    settled.add(done)  # the build cannot be interrupted: do not overrun
+                    continue
+                built[done] = (*_encode(topo, group, steps, arcs), arcs)
+            s, bools, arcs = built[done]
+            s.set("random_seed", seed)
+            res = check_until(s, min(deadline, time.monotonic() + slice_s))
+            if res == z3.sat:
+                m = s.model()
+                return "sat", sorted((t, u, w) for b, (t, u, w, _r) in zip(bools, arcs, strict=True)
+                                     if z3.is_true(m.eval(b, model_completion=True)))
+            if res == z3.unsat:
+                settled.add(done)
+            if time.monotonic() >= deadline - 0.05:
+                return "unknown", []
+        if len(settled) == len(dones):
+            return ("unsat" if all(d in built for d in dones) else "unknown"), []
+        slice_s *= 1.5
+    return "unknown", []  # pragma: no cover - itertools.count never ends
 
 
 def cayley_allreduce(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[int]],
                      steps: int, deadline: float) -> list[TransferT] | None:
     """An allreduce of ``n`` chunks in ``steps`` steps from a template (module docstring), chunk
     ``(0, v)`` reduced to chip ``v``; None when Z3 finds no template before ``deadline``."""
-    if template_size(topo, steps) > MAX_CHOICES:
-        return None
-    per_step = topo.out_units(0)
-    if not _paired(topo, group) and steps < 2 * -(-(topo.n - 1) // per_step):
-        return None  # reduction, then broadcast, each at most out(0) transfers a step
     verdict, arcs = template(topo, group, dist, steps, deadline)
     if verdict != "sat":
         return None
