@@ -18,8 +18,13 @@ that does the opposite, and the condition becomes: in step ``t``, the template's
 leaves an odd chip, number at most the multiplicity. On ``hypercube:5`` and ``torus:2x4x4``
 this meets the bound (13 steps; 14 without the pairing).
 
-Z3 decides the template with integer send/receive steps per chip and one Boolean per (chip,
-link, step) choice; an UNSAT answer only rules out such templates, not the allreduce.
+Z3 decides the template once per *completion step* ``done`` (chip 0 holds the full sum from
+``done`` on), with one Boolean per arc that distances allow: chip ``u`` sends its partial sum
+by ``done - dist(u, 0)`` and receives the total from ``done + dist(0, u) - 1``. A counting
+filter (:func:`fits`) drops completion steps whose per-step link counts cannot hold ``2(n-1)``
+transfers; on GroqRack (``dragonfly:nodes=9``, with the lane group of :mod:`cayley`) at its
+bound of 13 steps it leaves 4, 5, 8 and 9, and 8 is solved in 1-5 s. An UNSAT answer only rules
+out such templates, not the allreduce.
 """
 
 from __future__ import annotations

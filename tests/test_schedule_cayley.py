@@ -5,17 +5,19 @@ from __future__ import annotations
 import time
 
 import pytest
+from conftest import SHARED
 
 from accelkb.solver import schedule
 from accelkb.solver.bounds import all_distances, lower_bounds
 from accelkb.solver.cayley import cayley_group
-from accelkb.solver.schedule_cayley import cayley_allreduce
+from accelkb.solver.schedule_cayley import cayley_allreduce, fits, reduction_steps
 from accelkb.solver.schedule_model import Instance
-from accelkb.solver.topology import Topology, parse_topology
+from accelkb.solver.topology import Topology, load_topology_file, parse_topology
 from accelkb.solver.verify_schedule import verify
 
 
-@pytest.mark.parametrize("spec", ["torus:2x4x4", "hypercube:5", "torus:3x3", "ring:6", "full:6"])
+@pytest.mark.parametrize("spec", ["torus:2x4x4", "hypercube:5", "torus:3x3", "ring:6", "full:6",
+                                  "dragonfly:nodes=9", "dragonfly:nodes=3"])
 def test_translation_group_is_regular_and_parity_is_a_homomorphism(spec: str) -> None:
     topo = parse_topology(spec)
     group = cayley_group(topo)
@@ -36,8 +38,11 @@ def test_translation_group_is_regular_and_parity_is_a_homomorphism(spec: str) ->
         assert group.link_type(g[u], g[v]) == group.link_type(u, v)
 
 
-def test_no_group_for_dragonflies_or_a_name_the_links_contradict() -> None:
-    assert cayley_group(parse_topology("dragonfly:nodes=4")) is None
+def test_no_group_for_irregular_dragonflies_or_a_name_the_links_contradict() -> None:
+    assert cayley_group(parse_topology("dragonfly:nodes=4")) is None  # pairs of 2 and 3 links
+    assert cayley_group(parse_topology("dragonfly:nodes=8")) is None  # chips with 3 and 4 ports
+    two_level = parse_topology("dragonfly:racks=2,nodes=9")  # node and rack groups
+    assert cayley_group(two_level) is None
     ring = parse_topology("ring:8")
     links = dict(ring.links)
     links[(0, 4)] = links[(4, 0)] = 1  # a chord: no longer vertex-transitive under rotation
@@ -82,3 +87,76 @@ def test_schedule_api_reaches_the_bound_on_hypercube_5() -> None:
     assert r.makespan_steps == r.lower_bound_steps == 13
     assert r.verified
     assert r.method.startswith("cayley")
+
+
+def test_lane_group_of_groqrack_rotates_lanes_and_is_verified_on_the_links() -> None:
+    topo = parse_topology("dragonfly:nodes=9")
+    group = cayley_group(topo)
+    assert group is not None and group.parity is not None
+    # the element that maps chip 0 to chip 1 (lane 1 of node 0) is the lane rotation
+    assert group.elements[1][:8] == (1, 2, 3, 0, 5, 6, 7, 4)
+    assert group.parity[:8] == (0, 1, 0, 1, 0, 1, 0, 1)
+    # the same links without the node groups: no lanes to rotate, no group
+    assert cayley_group(Topology("df9-plain", topo.n, topo.links)) is None
+    # a group that is not an automorphism is refused: drop one global link pair
+    links = dict(topo.links)
+    u, v = next((a, b) for (a, b) in links if a // 8 != b // 8)
+    del links[(u, v)], links[(v, u)]
+    assert cayley_group(Topology(topo.name, topo.n, links, topo.groups)) is None
+
+
+def test_counting_filter_rules_out_completion_at_the_self_paired_middle_step() -> None:
+    # GroqRack at 13 steps: 2*71 = 142 template links against 6 step pairs of 22 slots and a
+    # middle step of 11. Completing at 6 or 7 puts chip 0's own links in the middle step, where
+    # a lane-1 and a lane-3 link of chip 0 take the same two slots: at most 9, so 141 < 142.
+    topo = parse_topology("dragonfly:nodes=9")
+    group = cayley_group(topo)
+    assert group is not None
+    dist = all_distances(topo)
+    assert [d for d in range(3, 11) if fits(topo, group, 13, d)] == [4, 5, 8, 9]
+    assert reduction_steps(topo, group, dist, 13) == [8, 9]  # 5 and 4 are their mirrors
+    assert fits(topo, group, 14, 7)
+    assert not any(fits(topo, group, 12, d) for d in range(3, 10))  # 11 links a step: 143 > 132
+
+
+def test_groqrack_allreduce_template_meets_the_transfers_bound() -> None:
+    topo = parse_topology("dragonfly:nodes=9")
+    lb = lower_bounds(topo, "allreduce", topo.n).best
+    assert lb == 13  # 2*71*72 = 10,224 transfers over 792 links: 12.9 steps
+    group = cayley_group(topo)
+    assert group is not None
+    trs = cayley_allreduce(topo, group, all_distances(topo), lb, time.monotonic() + 120)
+    assert trs is not None
+    assert len(trs) == 2 * (topo.n - 1) * topo.n
+    rep = verify(Instance(topo, "allreduce", topo.n), trs, lb)
+    assert rep.ok, rep.errors
+    assert rep.max_link_load == 1.0
+
+
+@pytest.mark.skipif(not (SHARED / "bench" / "topologies" / "GroqDF9x8.json").is_file(),
+                    reason="needs ../shared/bench")
+def test_groqrack_file_gets_the_lane_group() -> None:
+    topo = load_topology_file(SHARED / "bench" / "topologies" / "GroqDF9x8.json")
+    group = cayley_group(topo)
+    assert group is not None and len(group.elements) == 72
+
+
+def test_counting_filter_only_drops_completion_steps_z3_finds_empty() -> None:
+    import z3
+
+    from accelkb.solver.schedule_cayley import _arcs, _encode
+
+    dropped = []
+    for spec in ["hypercube:3", "torus:2x4", "dragonfly:nodes=3"]:
+        topo = parse_topology(spec)
+        group = cayley_group(topo)
+        assert group is not None and group.parity is not None
+        dist = all_distances(topo)
+        low = max(dist[u][0] for u in range(topo.n))
+        for steps in range(2 * low, 2 * low + 4):
+            for done in range(low, steps - low + 1):
+                if not fits(topo, group, steps, done):
+                    dropped.append((spec, steps, done))
+                    s, _ = _encode(topo, group, steps, _arcs(topo, dist, steps, done))
+                    assert s.check() == z3.unsat, (spec, steps, done)
+    assert dropped == [("dragonfly:nodes=3", 4, 2)]
