@@ -1,10 +1,11 @@
 """``schedule(...)``: synthesize a collision-free collective schedule and prove its quality.
 
 Pipeline: bounds -> constructive schedules (:mod:`schedule_greedy`, decompositions of
-:mod:`schedule_decompose`, allreduce constructions of :mod:`schedule_allreduce`, on tori and
-hypercubes a Z3 template chunk copied by the translation group, :mod:`schedule_cayley`) -> if the best
-one is above the bound and the instance is small enough, Z3 (:mod:`schedule_encoding`; for
-allreduce :mod:`schedule_allreduce_z3`, whose gossip relaxation gives the proofs) at
+:mod:`schedule_decompose`, allreduce constructions of :mod:`schedule_allreduce`, on tori,
+hypercubes and GroqRack-like dragonflies a Z3 template chunk copied by a regular automorphism
+group, :mod:`schedule_cayley`) -> if the best one is above the bound and the instance is small
+enough, Z3 (:mod:`schedule_encoding`; for allreduce :mod:`schedule_allreduce_z3`, whose gossip
+relaxation gives the proofs) at
 ``T-1, T-2, ...`` until UNSAT (then the schedule is proven OPTIMAL) or the time limit (then it
 is FEASIBLE, with its gap) -> the independent checker (:mod:`verify_schedule`) replays the
 result. A timeout never reads as UNSATISFIABLE.
@@ -194,8 +195,9 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
 
 
 def _cayley(topo: Topology, deadline: float, best: _Best) -> None:
-    """Allreduce of ``n`` chunks on a torus / hypercube: a Z3 template chunk copied by the
-    translation group (:mod:`schedule_cayley`), one step below the best so far at a time."""
+    """Allreduce of ``n`` chunks on a Cayley topology (torus, hypercube, GroqRack-like
+    dragonfly): a Z3 template chunk copied by a regular automorphism group
+    (:mod:`schedule_cayley`), one step below the best so far at a time."""
     group = cayley_group(topo)
     if group is None or best.steps is None:
         return
@@ -206,7 +208,7 @@ def _cayley(topo: Topology, deadline: float, best: _Best) -> None:
         if trs is None:
             return
         best.offer(steps, trs, "cayley: one Z3 template chunk (reduce into chip 0, broadcast "
-                   "back), copied by the translation group"
+                   "back), copied by a regular automorphism group"
                    + (", odd chips running it time-reversed" if group.parity else ""))
 
 
