@@ -194,13 +194,18 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
         best.offer(steps, trs, "reduce-scatter + allgather composed, overlapped")
 
 
-def _cayley(topo: Topology, deadline: float, best: _Best) -> None:
+def _cayley(inst: Instance, deadline: float, best: _Best) -> None:
     """Allreduce of ``n`` chunks on a Cayley topology (torus, hypercube, GroqRack-like
     dragonfly): a Z3 template chunk copied by a regular automorphism group
     (:mod:`schedule_cayley`), one step below the best so far at a time."""
+    topo = inst.topology
     group = cayley_group(topo)
     if group is None or best.steps is None:
         return
+    # half the time left when the gossip relaxation after it may still prove optimality
+    left = deadline - time.monotonic()
+    if _relaxation_fits(inst, best.steps - 1, left):
+        deadline = time.monotonic() + left / 2
     dist = all_distances(topo)
     while not best.done and time.monotonic() < deadline:
         steps = best.steps - 1
@@ -361,10 +366,7 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
     elif collective == "allreduce":
         _allreduce(inst, deadline, best, use_z3)
         if use_z3 and inst.chunks == inst.n == topo.n:
-            # half the time left when the gossip relaxation below may still prove optimality
-            left = deadline - time.monotonic()
-            share = 0.5 if best.steps and _relaxation_fits(inst, best.steps - 1, left) else 1.0
-            _cayley(topo, time.monotonic() + left * share, best)
+            _cayley(inst, deadline, best)
     else:
         _routed(inst, lb, deadline, best)
     proof = ""
