@@ -48,8 +48,9 @@ class AllreduceProblem:
 def state_size(p: AllreduceProblem, dist: Sequence[Sequence[int]]) -> int:
     """Knowledge variables the encoding creates (the rest are constants)."""
     n = p.topology.endpoints
-    per_chunk = sum(1 for t in range(1, p.steps + 1) for v in range(p.topology.n)
-                    for w in range(n) if v != w and 0 <= dist[w][v] <= t)
+    # (v, w) at distance d >= 1 is a variable in steps d .. p.steps
+    per_chunk = sum(p.steps - d + 1 for v in range(p.topology.n) for w in range(n)
+                    if v != w and 0 <= (d := dist[w][v]) <= p.steps)
     return per_chunk * p.chunks
 
 
