@@ -28,7 +28,7 @@ from accelkb.errors import InputError
 from accelkb.solver import schedule_allreduce_z3 as arz3
 from accelkb.solver import schedule_encoding as enc
 from accelkb.solver.bounds import all_distances, lower_bounds
-from accelkb.solver.cayley import cayley_group
+from accelkb.solver.cayley import CayleyGroup, cayley_group
 from accelkb.solver.schedule_allreduce import doubling_allreduce, ring_allreduce, switch_allreduce
 from accelkb.solver.schedule_cayley import cayley_allreduce
 from accelkb.solver.schedule_decompose import compose_allreduce, prune_relays, rounds
@@ -194,13 +194,12 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
         best.offer(steps, trs, "reduce-scatter + allgather composed, overlapped")
 
 
-def _cayley(inst: Instance, deadline: float, best: _Best) -> None:
+def _cayley(inst: Instance, group: CayleyGroup, deadline: float, best: _Best) -> None:
     """Allreduce of ``n`` chunks on a Cayley topology (torus, hypercube, GroqRack-like
     dragonfly): a Z3 template chunk copied by a regular automorphism group
     (:mod:`schedule_cayley`), one step below the best so far at a time."""
     topo = inst.topology
-    group = cayley_group(topo)
-    if group is None or best.steps is None:
+    if best.steps is None:
         return
     # half the time left when the gossip relaxation after it may still prove optimality
     left = deadline - time.monotonic()
@@ -364,9 +363,13 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
     elif collective == "reduce_scatter":
         _allgather_like(inst, topo.reversed(), deadline, best, reverse_out=True)
     elif collective == "allreduce":
-        _allreduce(inst, deadline, best, use_z3)
-        if use_z3 and inst.chunks == inst.n == topo.n:
-            _cayley(inst, deadline, best)
+        group = cayley_group(topo) if use_z3 and inst.chunks == inst.n == topo.n else None
+        # on a Cayley topology the template search keeps half the time: the constructions'
+        # own Z3 searches (reduce-scatter, allgather) would use it all on dragonfly:nodes=5
+        split = time.monotonic() + (deadline - time.monotonic()) / 2
+        _allreduce(inst, split if group is not None else deadline, best, use_z3)
+        if group is not None:
+            _cayley(inst, group, deadline, best)
     else:
         _routed(inst, lb, deadline, best)
     proof = ""
