@@ -160,3 +160,11 @@ def test_counting_filter_only_drops_completion_steps_z3_finds_empty() -> None:
                     s, _ = _encode(topo, group, steps, _arcs(topo, dist, steps, done))
                     assert s.check() == z3.unsat, (spec, steps, done)
     assert dropped == [("dragonfly:nodes=3", 4, 2)]
+
+
+def test_schedule_api_keeps_time_for_the_template_on_a_cayley_dragonfly() -> None:
+    # the reduce-scatter / allgather sub-searches alone would use the whole limit here
+    r = schedule("dragonfly:nodes=5", "allreduce", chunks=40, time_limit_s=12)
+    assert r.status.value == "OPTIMAL"
+    assert r.makespan_steps == r.lower_bound_steps == 8
+    assert r.verified and r.method.startswith("cayley")
