@@ -41,7 +41,15 @@ from accelkb.solver.schedule_greedy import (
 )
 from accelkb.solver.schedule_model import ChunkId, Instance, ScheduleResult, Status, TransferT
 from accelkb.solver.schedule_pipeline import chunk_orders, pipelined_allreduce
-from accelkb.solver.topology import Topology, load_topology_file, parse_topology
+from accelkb.solver.schedule_product import (
+    Factor,
+    RingSchedule,
+    factorizations,
+    rotated_allreduce,
+    sequential_allreduce,
+    torus_dims,
+)
+from accelkb.solver.topology import Topology, load_topology_file, parse_topology, ring
 from accelkb.solver.verify_schedule import verify
 
 Z3_MAX_VARIABLES = 150_000  # send variables of the monolithic encoding worth trying
@@ -180,7 +188,7 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
     owner = [j % n for j in range(len(ids))]
     for far in (False, True):
         if best.done:
-            return
+            break
         try:
             rs_steps, rs_t = spread(topo.reversed(), ids, [[o] for o in owner],
                                     deadline=deadline, far_first=far,
@@ -188,10 +196,52 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
             ag_steps, ag_t = spread(topo, ids, [[o] for o in owner], deadline=deadline,
                                     far_first=far, dist=all_distances(topo))
         except Budget:
-            return
+            break
         rs_t, ag_t = prune_relays(rs_t, n), prune_relays(ag_t, n)
         steps, trs = compose_allreduce(topo, reverse(rs_steps, rs_t), rs_steps, ag_t, ag_steps)
         best.offer(steps, trs, "reduce-scatter + allgather composed, overlapped")
+    _product(inst, deadline, best, use_z3)
+
+
+def _product(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> None:
+    """Allreduce on a torus ring by ring (:mod:`schedule_product`), each ring schedule the
+    best this module finds for ``ring:k`` in a slice of the time left; skipped where the rings'
+    own lower bounds show it cannot beat the best so far."""
+    dims = torus_dims(inst.topology)
+    if dims is None or best.done:
+        return
+    c = inst.chunks
+    ways = [f for f in factorizations(dims) if len(f) >= 2]
+
+    def ring_lb(k: int, m: int) -> int:
+        return lower_bounds(ring(k), "allreduce", m, use_lp=False).best
+
+    def estimate(factors: list[Factor]) -> int:
+        group = -(-c // len(factors))
+        return min(sum(ring_lb(k, c) for k, _ in factors),
+                   len(factors) * max(ring_lb(k, group) for k, _ in factors))
+
+    ways = [f for f in ways if best.steps is None or estimate(f) < best.steps]
+    wanted = sorted({(k, m) for f in ways for k, _ in f for m in (c, -(-c // len(f)))})
+    found: dict[tuple[int, int], RingSchedule | None] = {}
+    for i, (k, m) in enumerate(wanted):
+        now = time.monotonic()
+        if now >= deadline:
+            return
+        slice_end = now + (deadline - now) / (len(wanted) - i + 1)
+        sub = Instance(ring(k), "allreduce", m)
+        got = _search(sub, ring_lb(k, m), slice_end, use_z3)[0]
+        found[(k, m)] = (got.steps, got.transfers) if got.steps is not None else None
+    for factors in ways:
+        for build, label in ((sequential_allreduce, "rings of each factor in turn"),
+                             (rotated_allreduce, "chunk groups taking the factors in rotated "
+                              "orders")):
+            made = build(factors, c, lambda k, m: found.get((k, m)))
+            if made is None:
+                continue
+            shape = "x".join(str(k) for k, _ in factors)
+            best.offer(made[0], made[1], f"torus as a product of rings ({shape}): {label}, "
+                       "every ring an allreduce of the line (plane) sums")
 
 
 def _cayley(inst: Instance, group: CayleyGroup, deadline: float, best: _Best) -> None:
