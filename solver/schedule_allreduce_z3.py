@@ -10,10 +10,14 @@ Two modes (one function per constraint group below):
   reduction schedule is a solution (a partial sum never holds more than the union of what
   reached the chip), so **UNSAT with T steps proves that no allreduce fits in T steps**.
   A SAT answer may double-count and is only a candidate for the checker.
-- **exact** (``exact=True``): the arrivals of a step must be pairwise disjoint and disjoint from
-  what the chip holds (plain addition), or a single arrival that contains everything the chip
-  holds (it replaces the chip's value). SAT decodes to a schedule the independent checker
-  accepts; UNSAT proves nothing (the mode excludes some legal but useless moves).
+- **exact** (``exact=True``): what the replay accepts, less arrivals that change nothing. At
+  most one arrival of a step is a *base*: it holds everything the chip holds and replaces the
+  chip's value; the other arrivals are pairwise disjoint and disjoint from the base (from the
+  chip's value when there is no base). SAT decodes to a schedule the independent checker
+  accepts. UNSAT is a proof too: in any valid schedule, an arrival the replay ignores (a
+  subset of what the chip then holds) or that a later base swallows can be dropped without
+  changing any chip's value, and what is left is of this form. So both modes prove
+  optimality; the relaxed one is smaller and is tried first.
 
 Every Z3 name says what it means: ``know[c=3][v=4][w=0]@t2``, ``send[c=3][1->4]@t1``.
 """
@@ -154,34 +158,52 @@ def _add_completion(s: z3.Solver, p: AllreduceProblem, know) -> None:
                     s.add(x)
 
 
-def _add_no_double_count(s: z3.Solver, p: AllreduceProblem, know, send: dict) -> None:
-    """Exact mode: arrivals are disjoint from each other and from the chip's value, or a single
-    arrival replaces a value it contains (``replace[...]`` says which)."""
+def _add_no_double_count(s: z3.Solver, p: AllreduceProblem, know, send: dict) -> dict:
+    """Exact mode: at most one arrival of a step is a *base* that contains everything the chip
+    holds (the replay lets it replace the chip's value, so it goes first); the other arrivals
+    are pairwise disjoint and disjoint from the base, or from the chip's value when there is
+    no base. Returns the base variables, ``base[(j, u, v, t)]``, for ordering the decoded
+    transfers."""
     inn = p.topology.in_neighbors()
     n = p.topology.endpoints
+    bases: dict = {}
     for j in range(p.chunks):
         for t in range(p.steps):
             for v in range(p.topology.n):
                 arrivals = [(u, send[(j, u, v, t)]) for u in inn[v] if (j, u, v, t) in send]
                 if not arrivals:
                     continue
-                rep = z3.Bool(f"replace[c={j}][v={v}]@t{t}")
-                s.add(z3.Implies(rep, at_most([b for _, b in arrivals], 1)))
+                base = {u: z3.Bool(f"base[c={j}][{u}->{v}]@t{t}") for u, _ in arrivals}
+                for u, b in arrivals:
+                    s.add(z3.Implies(base[u], b))
+                    bases[(j, u, v, t)] = base[u]
+                if len(base) > 1:
+                    s.add(at_most(list(base.values()), 1))
+                rep = any_of(list(base.values()))
                 for w in range(n):
-                    parts = [_lit(know[j][t][v][w])] if know[j][t][v][w] is not False else []
+                    held = know[j][t][v][w]
+                    parts = [_lit(held)] if held is not False else []
                     carried = []
                     for u, b in arrivals:
                         k = know[j][t][u][w]
                         if k is not False:
                             carried.append(b if k is True else all_of([b, k]))
-                    if len(parts) + len(carried) > 1:
+                    if len(carried) > 1:
+                        s.add(at_most(carried, 1))
+                    if parts and carried:
                         s.add(any_of([rep, at_most(parts + carried, 1)]))
-                    if parts and know[j][t][v][w] is not False:
-                        s.add(z3.Implies(all_of([rep, parts[0]]), any_of(carried)))
+                    if parts:
+                        for u, _ in arrivals:
+                            k = know[j][t][u][w]
+                            if k is not True:  # the base holds what the chip holds
+                                s.add(z3.Implies(all_of([base[u], parts[0]]), _lit(k)))
+    return bases
 
 
-def encode(p: AllreduceProblem, dist: Sequence[Sequence[int]]) -> tuple[z3.Solver, dict]:
-    """Build the solver for ``p`` (no solving); returns it with the send variables."""
+def encode(p: AllreduceProblem, dist: Sequence[Sequence[int]]
+           ) -> tuple[z3.Solver, dict, dict]:
+    """Build the solver for ``p`` (no solving); returns it with the send variables and (exact
+    mode) the base variables."""
     s = z3.Solver()
     know = _knowledge(p, dist)
     send = _sends(p, dist)
@@ -189,27 +211,32 @@ def encode(p: AllreduceProblem, dist: Sequence[Sequence[int]]) -> tuple[z3.Solve
     _add_capacity(s, p, send)
     _add_holding(s, p, know, send)
     _add_completion(s, p, know)
-    if p.exact:
-        _add_no_double_count(s, p, know, send)
-    return s, send
+    bases = _add_no_double_count(s, p, know, send) if p.exact else {}
+    return s, send, bases
 
 
 def solve(p: AllreduceProblem, dist: Sequence[Sequence[int]], deadline: float
           ) -> tuple[str, list[TransferT]]:
     """``("sat", transfers)``, ``("unsat", [])`` or ``("unknown", [])`` before ``deadline``.
 
-    ``"unsat"`` is returned only in relaxed mode, where it is a proof; an exact-mode UNSAT comes
-    back as ``"excluded"`` (no schedule of the encoded kind: not a proof, but not a timeout).
+    ``"unsat"`` is a proof in both modes: no allreduce of ``p.chunks`` chunks fits in
+    ``p.steps`` steps. Decoded transfers are listed step by step with a base arrival before the
+    other arrivals of its chip, the order in which the replay adds them.
     """
     if deadline - time.monotonic() <= max(0.05, encode_seconds(p, dist)):
         return "unknown", []
-    s, send = encode(p, dist)
+    s, send, bases = encode(p, dist)
     res = check_until(s, deadline)
     if res == z3.sat:
         m = s.model()
-        trs = sorted((t, u, v, (0, j)) for (j, u, v, t), b in send.items()
-                     if z3.is_true(m.eval(b, model_completion=True)))
-        return "sat", trs
+
+        def first(key: tuple) -> int:
+            b = bases.get(key)
+            return 0 if b is not None and z3.is_true(m.eval(b, model_completion=True)) else 1
+
+        chosen = [key for key, b in send.items() if z3.is_true(m.eval(b, model_completion=True))]
+        chosen.sort(key=lambda k: (k[3], first(k), k[1], k[2], k[0]))
+        return "sat", [(t, u, v, (0, j)) for j, u, v, t in chosen]
     if res == z3.unsat:
-        return ("excluded" if p.exact else "unsat"), []
+        return "unsat", []
     return "unknown", []

@@ -380,8 +380,9 @@ def _relaxation_fits(inst: Instance, steps: int, seconds: float) -> bool:
 def _z3_allreduce(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
     """Allreduce below the best schedule: the gossip relaxation at ``best-1`` (UNSAT proves
     optimality; a SAT answer the checker accepts is a schedule), else the exact encoding.
-    Returns 'optimal', 'bound', 'timeout', 'undecided' (the relaxation fits, the exact encoding
-    does not) or 'too big'."""
+    Returns 'optimal' (the relaxation is UNSAT), 'exact' (the relaxation fits, the exact
+    encoding, also a proof, is UNSAT), 'bound', 'timeout', 'too big' or 'unchecked' (an exact
+    schedule the checker refused: a bug, never offered)."""
     topo = inst.topology
     dist = all_distances(topo)
     assert best.steps is not None
@@ -395,8 +396,10 @@ def _z3_allreduce(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
         if verdict == "sat" and not verify(inst, trs, relaxed.steps).ok:
             exact = arz3.AllreduceProblem(topo, inst.chunks, relaxed.steps, exact=True)
             verdict, trs = arz3.solve(exact, dist, deadline)
-        if verdict == "excluded":
-            return "undecided"
+            if verdict == "unsat":
+                return "exact"
+            if verdict == "sat" and not verify(inst, trs, exact.steps).ok:
+                return "unchecked"
         if verdict != "sat":
             return "timeout"
         best.offer(max((t for t, *_ in trs), default=-1) + 1, trs, "Z3 allreduce encoding")
@@ -430,10 +433,12 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
                      "allreduce of any kind fits)")
         elif verdict == "timeout":
             proof = "Z3 timed out below the best schedule; gap to the lower bound remains"
-        elif verdict == "undecided":
-            proof = (f"Z3: with {best.steps - 1} steps the one-way gossip relaxation fits but "
-                     "the exact encoding (which leaves out some legal orders of adding) does "
-                     "not; gap to the lower bound remains")
+        elif verdict == "unchecked":
+            proof = ("Z3's exact-encoding schedule failed the independent check and was not "
+                     "used; gap to the lower bound remains")
+        elif verdict == "exact":
+            proof = (f"Z3: UNSAT with {best.steps - 1} steps (exact encoding; the one-way "
+                     "gossip relaxation fits, but no schedule adds without double-counting)")
         elif verdict == "too big":
             proof = ("allreduce encoding too large for Z3 within the time limit; gap to the "
                      "lower bound remains")

@@ -146,12 +146,21 @@ class ScheduleResult(BaseModel):
         }
 
     def schedule_file(self) -> dict[str, object]:
-        """The full schedule in the file format of ``../shared/bench/README.md``."""
+        """The full schedule in the file format of ``../shared/bench/README.md``.
+
+        Transfers are sorted; for a reduction, within a step they keep the order the checker
+        replayed them in: an arrival that replaces a chip's partial sum (it contains it) comes
+        before those that add to it, so a replay in file order sees the same sums.
+        """
+        if self.collective in REDUCING:
+            rows = sorted(self.transfers, key=lambda tr: tr[0])
+        else:
+            rows = sorted(self.transfers)
         return {
             "topology": self.topology, "collective": self.collective,
             "chunks_per_rank": self.chunks_per_rank, "makespan_steps": self.makespan_steps,
             "transfers": [{"chunk": list(c), "src": u, "dst": v, "step": t}
-                          for t, u, v, c in sorted(self.transfers)],
+                          for t, u, v, c in rows],
         }
 
     def seconds(self, chunk_bytes: float, link_bandwidth_bytes_per_s: float,
