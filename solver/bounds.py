@@ -18,6 +18,11 @@ per step, copies free, combining free). :func:`lower_bounds` returns all of them
 - ``ball`` (allgather): by step ``s`` chip ``v`` can hold only chunks of chips within distance
   ``s``, and gains at most its in-units per step.
 - ``total_hops`` (alltoall): the sum of shortest distances over the total link capacity.
+- ``relay`` (alltoall, traffic): a chunk from ``s`` to a rank at distance ``>= h`` must leave
+  ``s`` by step ``T-h`` (it still needs ``h-1`` hops), and distinct chunks leave in distinct
+  (step, unit link) slots, so ``T >= ceil(k_h(s)/out(s)) + h - 1`` with ``k_h(s)`` the chunks
+  of ``s`` going that far; symmetrically for what a rank receives from ``h`` or more hops
+  away. Through a switch (``h = 2``) this is the egress bound plus the hop out of the switch.
 - ``transfers`` (allreduce): each chunk needs ``2(n-1)`` transfers in total. A schedule replayed
   one transfer at a time (in any order within a step) is a one-way gossip scheme: a received
   partial sum tells the receiver at most the contributions it contains, and a receiver that ends
@@ -61,7 +66,10 @@ per step, copies free, combining free). :func:`lower_bounds` returns all of them
   Computed only where it could beat the other bounds; it is above the benchmark's reference
   bound on GroqDF2x8 (4 against 3).
 - ``lp`` (alltoall, small n): minimum time of a fractional multicommodity flow (Z3 Optimize over
-  reals), aggregated per source.
+  reals), aggregated per source; ``c`` chunks per pair scale it by ``c``. Computed here for one
+  chunk on up to ``LP_EAGER_CHIPS`` vertices; ``schedule`` computes it up to ``LP_MAX_CHIPS``
+  only when its schedule is above the other bounds. On ``torus:3x5`` it is 9 where
+  ``total_hops`` is 7: the 5-rings carry 18 of each chip's 28 hops.
 """
 
 from __future__ import annotations
@@ -75,7 +83,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from accelkb.solver.topology import Topology
 
 COLLECTIVES = ("allgather", "reduce_scatter", "allreduce", "alltoall", "broadcast", "traffic")
-LP_MAX_CHIPS = 12
+LP_MAX_CHIPS = 16  # the alltoall LP: up to this many chips (0.5-8 s at 16, Z3 Optimize)
+LP_EAGER_CHIPS = 12  # computed with the other bounds up to this; above, only where needed
 
 
 class Bounds(BaseModel):
@@ -171,6 +180,29 @@ def _latency_bounds(topo: Topology, chunks: int, dist: list[list[int]],
             far = max(min(dist[w][u] for u in s) for w in outside)
             recv = max(recv, math.ceil(chunks / in_cap) + far - 1)
     return float(send), float(recv)
+
+
+def _relay_bound(topo: Topology, demand: dict[tuple[int, int], int],
+                 dist: list[list[int]]) -> int:
+    """The ``relay`` bound (module docstring): per rank and hop count, sending and receiving."""
+    far_out: dict[tuple[int, int], int] = {}
+    far_in: dict[tuple[int, int], int] = {}
+    for (s, d), k in demand.items():
+        if k and dist[s][d] > 0:
+            far_out[(s, dist[s][d])] = far_out.get((s, dist[s][d]), 0) + k
+            far_in[(d, dist[s][d])] = far_in.get((d, dist[s][d]), 0) + k
+    best = 0
+    for far, units in ((far_out, topo.out_units), (far_in, topo.in_units)):
+        for v in {v for v, _ in far}:
+            cap = units(v)
+            if not cap:
+                continue
+            hops = sorted((h for w, h in far if w == v), reverse=True)
+            count = 0
+            for h in hops:
+                count += far[(v, h)]
+                best = max(best, -(-count // cap) + h - 1)
+    return best
 
 
 def _entry_bound(topo: Topology, chunks: int, dist: list[list[int]],
@@ -374,10 +406,11 @@ def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool 
             outof[s_] += k
             into[d_] += k
         vals["ingress"] = max(into[v] / topo.in_units(v) for v in range(n))
+        vals["relay"] = float(_relay_bound(topo, demand, dist))
         vals["egress"] = max(outof[v] / topo.out_units(v) for v in range(n))
         vals["cut"] = max([_crossing(demand, c, n) / max(_cap_out(topo, c), 1e-9) for c in sets]
                           + [0.0])
-        if use_lp and collective == "alltoall" and chunks == 1 and n <= LP_MAX_CHIPS:
+        if use_lp and collective == "alltoall" and chunks == 1 and topo.n <= LP_EAGER_CHIPS:
             lp = alltoall_lp_bound(topo)
             if lp is not None:
                 vals["lp"] = lp

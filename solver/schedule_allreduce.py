@@ -1,4 +1,5 @@
-"""Allreduce constructions that meet the lower bounds on rings and switches.
+"""Closed-form schedules that meet the lower bounds: allreduce on rings, switches and
+hypercubes, alltoall through a switch.
 
 - :func:`ring_allreduce`: every chunk is reduced towards a root and broadcast back from it: a
   root *edge* ``(r, r+1)`` on an even ring (both ends swap their halves' sums, then each
@@ -18,7 +19,13 @@
   order ``j, j+1, ...`` (mod ``d``), so the ``d*m`` chunks of a wave share no unit link:
   ``ceil(c/(d*m)) * d`` steps, the ``diameter`` bound for ``c <= d*m``.
 
-All return ``None`` when the topology is not of their shape. Chunks are ``(0, j)``.
+- :func:`switch_alltoall`: chips on one switch with ``m`` unit links each way: the ``c*(n-1)``
+  chunks of every chip are taken in the order (copy ``i``, shift ``k``), chunk ``q`` of chip ``s``
+  going to ``s+k mod n``; chunk ``q`` goes up in step ``q // m`` and down in the next. In a step
+  the ``m`` chunks of each chip have distinct shifts, each shift a permutation of the chips, so
+  every down link carries ``m``: ``ceil(c*(n-1)/m) + 1`` steps, the ``relay`` bound.
+
+All return ``None`` when the topology is not of their shape. Allreduce chunks are ``(0, j)``.
 """
 
 from __future__ import annotations
@@ -89,8 +96,9 @@ def ring_allreduce(topo: Topology, chunks: int) -> tuple[int, list[TransferT]] |
     return waves * (n - 1), trs
 
 
-def switch_allreduce(topo: Topology, chunks: int) -> tuple[int, list[TransferT]] | None:
-    """Add-and-return through one switch vertex (module docstring); None otherwise."""
+def switch_ports(topo: Topology) -> int | None:
+    """``m`` when the ranks hang off one switch vertex (the last vertex) by ``m`` unit links
+    each way and have no other links; else None."""
     n = topo.endpoints
     if topo.n != n + 1:
         return None
@@ -99,7 +107,39 @@ def switch_allreduce(topo: Topology, chunks: int) -> tuple[int, list[TransferT]]
         {topo.links.get((hub, v), 0) for v in range(n)}
     if len(mult) != 1 or 0 in mult or len(topo.links) != 2 * n:
         return None
-    m = next(iter(mult))
+    return next(iter(mult))
+
+
+def switch_alltoall(topo: Topology, chunks: int) -> tuple[int, list[TransferT]] | None:
+    """Alltoall through one switch (module docstring); None if ``topo`` is no such switch.
+
+    >>> from accelkb.solver.topology import parse_topology
+    >>> steps, trs = switch_alltoall(parse_topology("switch:8"), 2)
+    >>> steps, len(trs)
+    (15, 224)
+    """
+    m = switch_ports(topo)
+    if m is None:
+        return None
+    n, hub = topo.endpoints, topo.endpoints
+    trs: list[TransferT] = []
+    for i in range(chunks):
+        for k in range(1, n):
+            q = i * (n - 1) + k - 1
+            for s in range(n):
+                d = (s + k) % n
+                ch = (s, d) if chunks == 1 else (s, d, i)
+                trs.append((q // m, s, hub, ch))
+                trs.append((q // m + 1, hub, d, ch))
+    return -(-(n - 1) * chunks // m) + 1, trs
+
+
+def switch_allreduce(topo: Topology, chunks: int) -> tuple[int, list[TransferT]] | None:
+    """Add-and-return through one switch vertex (module docstring); None otherwise."""
+    m = switch_ports(topo)
+    if m is None:
+        return None
+    n, hub = topo.endpoints, topo.endpoints
     trs: list[TransferT] = []
     for j in range(chunks):
         t = j // m

@@ -19,6 +19,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections import Counter
@@ -27,9 +28,21 @@ from pathlib import Path
 from accelkb.errors import InputError
 from accelkb.solver import schedule_allreduce_z3 as arz3
 from accelkb.solver import schedule_encoding as enc
-from accelkb.solver.bounds import all_distances, lower_bounds
+from accelkb.solver.bounds import (
+    LP_EAGER_CHIPS,
+    LP_MAX_CHIPS,
+    Bounds,
+    all_distances,
+    alltoall_lp_bound,
+    lower_bounds,
+)
 from accelkb.solver.cayley import CayleyGroup, cayley_group
-from accelkb.solver.schedule_allreduce import doubling_allreduce, ring_allreduce, switch_allreduce
+from accelkb.solver.schedule_allreduce import (
+    doubling_allreduce,
+    ring_allreduce,
+    switch_allreduce,
+    switch_alltoall,
+)
 from accelkb.solver.schedule_cayley import cayley_allreduce
 from accelkb.solver.schedule_decompose import compose_allreduce, prune_relays, rounds
 from accelkb.solver.schedule_greedy import (
@@ -75,6 +88,7 @@ class _Best:
         self.transfers: list[TransferT] = []
         self.method = ""
         self.target = 0  # the lower bound: no need to search further once met
+        self.lp: float | None = None  # the alltoall LP bound, where computed after the search
 
     @property
     def done(self) -> bool:
@@ -305,6 +319,13 @@ def _routed(inst: Instance, lb: int, deadline: float, best: _Best) -> None:
     the bound is not met.
     """
     topo = inst.topology
+    if inst.collective == "alltoall":
+        got = switch_alltoall(topo, inst.chunks)
+        if got is not None:
+            best.offer(got[0], got[1], "switch: every chip sends its chunks by destination shift, "
+                       "one permutation of the chips per up-link slot")
+            if best.done:
+                return
     dist = all_distances(topo)
     base = [(cid, cid[0], cid[1]) for cid in inst.chunk_ids()]
     stop = time.monotonic() + (deadline - time.monotonic()) / 2
@@ -330,6 +351,26 @@ def _routed(inst: Instance, lb: int, deadline: float, best: _Best) -> None:
         if attempt == 0 and _hot_spots(topo, paths):
             variants.insert(1, (0, True))
         attempt += 1
+
+
+def _lp_tighten(inst: Instance, lb: int, deadline: float, best: _Best) -> int:
+    """Where the alltoall schedule is above the combinatorial bounds and the LP bound was not
+    computed up front (more than ``LP_EAGER_CHIPS`` chips or more than one chunk), the LP bound
+    (scaled by the chunks: a fractional flow scales) with at most a third of the time left;
+    ``best.lp`` keeps its value for the report. Returns the (possibly) raised bound."""
+    topo = inst.topology
+    if topo.n > LP_MAX_CHIPS or (topo.n <= LP_EAGER_CHIPS and inst.chunks == 1):
+        return lb
+    left = (deadline - time.monotonic()) / 3
+    if left < 0.2:
+        return lb
+    lp = alltoall_lp_bound(topo, time_limit_s=min(3.0, left))
+    if lp is None:
+        return lb
+    best.lp = lp * inst.chunks
+    raised = max(lb, math.ceil(best.lp - 1e-9))
+    best.target = raised
+    return raised
 
 
 def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
@@ -442,6 +483,8 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
         elif verdict == "too big":
             proof = ("allreduce encoding too large for Z3 within the time limit; gap to the "
                      "lower bound remains")
+    if best.steps is not None and best.steps > lb and collective == "alltoall":
+        lb = _lp_tighten(inst, lb, deadline, best)
     if best.steps is not None and best.steps > lb and use_z3 and collective != "allreduce":
         verdict = _z3_improve(inst, lb, deadline, best)
         if verdict == "optimal":
@@ -490,6 +533,13 @@ def schedule(topology: str | Path | Topology, collective: str, chunks: int = 1,
                      demand=inst.demand_map() if collective == "traffic" else None, root=root)
     lb = b.best
     best, proof = _search(inst, lb, deadline, use_z3)
+    if best.lp is not None:
+        values = {**b.values, "lp": round(best.lp, 4)}
+        top = math.ceil(best.lp - 1e-9)
+        if top > lb:
+            b, lb = Bounds(values=values, best=top, best_name="lp"), top
+        else:
+            b = Bounds(values=values, best=b.best, best_name=b.best_name)
     if best.steps is None:
         return _result(inst, b, Status.UNKNOWN, None, [], "none", "time limit reached before "
                        "any schedule was built", False, t0)
