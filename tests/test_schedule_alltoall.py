@@ -74,3 +74,12 @@ def test_lp_bound_proves_torus_3x5_where_total_hops_is_loose() -> None:
     assert r.verified and r.status is Status.OPTIMAL
     assert r.makespan_steps == r.lower_bound_steps == 18
     assert r.bounds["lp"] == 18.0 and r.bounds["total_hops"] == 14.0
+
+
+def test_three_chunks_per_pair_as_three_one_chunk_alltoalls() -> None:
+    """dragonfly:nodes=2 (16 chips): one chunk per pair takes 2 steps, the cut bound; the
+    three-chunk greedy took 7, three one-chunk schedules in a row take 6, the bound."""
+    r = schedule("dragonfly:nodes=2", "alltoall", 3, time_limit_s=10)
+    assert r.verified and r.status is Status.OPTIMAL
+    assert r.makespan_steps == r.lower_bound_steps == 6
+    assert "in sequence" in r.method
