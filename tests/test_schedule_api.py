@@ -247,3 +247,13 @@ def test_time_limit_keeps_back_the_replay_of_big_schedules() -> None:
     # 576 chips x 10 chunks: ~3.3 million transfers to replay after the search
     assert 0.15 * 60 < _reserve(big, 60) <= 30
     assert _reserve(small, 10) == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize("collective", ["allgather", "reduce_scatter"])
+def test_hypercube_6_one_chunk_reaches_the_ingress_bound_with_chips_renumbered(
+        collective: str) -> None:
+    """The pull heuristic breaks ties by chip number: on the bit labelling of hypercube:6 it
+    takes 12 steps, renumbered 11 = ceil(63 / 6), the ingress bound."""
+    r = schedule("hypercube:6", collective, 1, time_limit_s=10)
+    assert r.verified and r.status.value == "OPTIMAL"
+    assert r.makespan_steps == r.lower_bound_steps == 11

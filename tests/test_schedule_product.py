@@ -102,3 +102,4 @@ def test_torus_8x8_one_chunk_goes_ring_by_ring() -> None:
     r = schedule("torus:8x8", "allreduce", 1, time_limit_s=10)
     assert r.verified and r.makespan_steps <= 10
     assert r.lower_bound_steps == 8
+
