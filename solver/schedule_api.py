@@ -68,6 +68,7 @@ from accelkb.solver.verify_schedule import verify
 Z3_MAX_VARIABLES = 150_000  # send variables of the monolithic encoding worth trying
 BIG_TRANSFERS = 400_000  # above this, build allgathers from one-chunk rounds first
 MAX_CHIPS = 1200  # all-pairs distances and per-chunk state are pure Python: Groq scale, not more
+LP_LAZY_SECONDS = 1.5  # the alltoall LP after the search: 0.5-1.1 s on 15-16-chip tori
 VERIFY_SECONDS_PER_TRANSFER = 4e-6  # replay cost of the checker (2.6 us measured, loaded 2 cores)
 
 
@@ -419,7 +420,9 @@ def _tiled(inst: Instance, deadline: float, best: _Best) -> None:
 def _lp_tighten(inst: Instance, lb: int, deadline: float, best: _Best) -> int:
     """Where the alltoall schedule is above the combinatorial bounds and the LP bound was not
     computed up front (more than ``LP_EAGER_CHIPS`` chips or more than one chunk), the LP bound
-    (scaled by the chunks: a fractional flow scales) with at most a third of the time left;
+    (scaled by the chunks: a fractional flow scales) with at most a third of the time left and
+    ``LP_LAZY_SECONDS`` (torus:3x5 needs 0.5 s; dragonfly:nodes=2 7.7 s, so it is given up there
+    and costs 1.5 s of the 10);
     ``best.lp`` keeps its value for the report. Returns the (possibly) raised bound."""
     topo = inst.topology
     if topo.n > LP_MAX_CHIPS or (topo.n <= LP_EAGER_CHIPS and inst.chunks == 1):
@@ -427,7 +430,7 @@ def _lp_tighten(inst: Instance, lb: int, deadline: float, best: _Best) -> int:
     left = (deadline - time.monotonic()) / 3
     if left < 0.2:
         return lb
-    lp = alltoall_lp_bound(topo, time_limit_s=min(3.0, left))
+    lp = alltoall_lp_bound(topo, time_limit_s=min(LP_LAZY_SECONDS, left))
     if lp is None:
         return lb
     best.lp = lp * inst.chunks
