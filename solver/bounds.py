@@ -83,7 +83,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from accelkb.solver.topology import Topology
 
 COLLECTIVES = ("allgather", "reduce_scatter", "allreduce", "alltoall", "broadcast", "traffic")
-LP_MAX_CHIPS = 16  # the alltoall LP: up to this many chips (0.5-8 s at 16, Z3 Optimize)
+LP_MAX_CHIPS = 16  # the alltoall LP: up to this many chips (0.5-15 s at 16, Z3 Optimize)
 LP_EAGER_CHIPS = 12  # computed with the other bounds up to this; above, only where needed
 
 

@@ -21,9 +21,9 @@ hypercubes, alltoall through a switch.
 
 - :func:`switch_alltoall`: chips on one switch with ``m`` unit links each way: the ``c*(n-1)``
   chunks of every chip are taken in the order (copy ``i``, shift ``k``), chunk ``q`` of chip ``s``
-  going to ``s+k mod n``; chunk ``q`` goes up in step ``q // m`` and down in the next. In a step
-  the ``m`` chunks of each chip have distinct shifts, each shift a permutation of the chips, so
-  every down link carries ``m``: ``ceil(c*(n-1)/m) + 1`` steps, the ``relay`` bound.
+  going to ``s+k mod n``; chunk ``q`` goes up in step ``q // m`` and down in the next. For each
+  ``q`` the shift is a permutation of the chips, so each down link gets one chunk per ``q``, at
+  most ``m`` per step: ``ceil(c*(n-1)/m) + 1`` steps, the ``relay`` bound.
 
 All return ``None`` when the topology is not of their shape. Allreduce chunks are ``(0, j)``.
 """

@@ -69,6 +69,9 @@ Z3_MAX_VARIABLES = 150_000  # send variables of the monolithic encoding worth tr
 BIG_TRANSFERS = 400_000  # above this, build allgathers from one-chunk rounds first
 MAX_CHIPS = 1200  # all-pairs distances and per-chunk state are pure Python: Groq scale, not more
 LP_LAZY_SECONDS = 1.5  # the alltoall LP after the search: 0.5-1.1 s on 15-16-chip tori
+LP_BUILD_SECONDS = 0.2  # building its constraints (not covered by Z3's timeout) on 16 chips
+LP_MIN_SECONDS = 0.7  # less is wasted: torus:3x5 needs 0.5-0.7 s in all
+_LP_CACHE: dict[tuple, float | None] = {}  # one LP per topology per process (None: gave up)
 VERIFY_SECONDS_PER_TRANSFER = 4e-6  # replay cost of the checker (2.6 us measured, loaded 2 cores)
 
 
@@ -195,7 +198,7 @@ def _relabelled(topo: Topology, ids: list[ChunkId], origins: list[list[int]], de
         far = seed % 2 == 1
         try:
             steps, trs = spread(renamed, ids, [[new[o] for o in os] for os in origins],
-                                deadline=deadline, far_first=far, dist=all_distances(renamed))
+                                deadline=stop, far_first=far, dist=all_distances(renamed))
         except Budget:
             return
         trs = [(t, back[u], back[v], ch) for t, u, v, ch in trs]
@@ -282,11 +285,12 @@ def _product(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> None
     ways = [f for f in ways if best.steps is None or estimate(f) < best.steps]
     wanted = sorted({(k, m) for f in ways for k, _ in f for m in (c, -(-c // len(f)))})
     found: dict[tuple[int, int], RingSchedule | None] = {}
+    stop = time.monotonic() + (deadline - time.monotonic()) / 2  # the rest: Z3 below the best
     for i, (k, m) in enumerate(wanted):
         now = time.monotonic()
-        if now >= deadline:
+        if now >= stop:
             return
-        slice_end = now + (deadline - now) / (len(wanted) - i + 1)
+        slice_end = now + (stop - now) / (len(wanted) - i)
         sub = Instance(ring(k), "allreduce", m)
         got = _search(sub, ring_lb(k, m), slice_end, use_z3)[0]
         found[(k, m)] = (got.steps, got.transfers) if got.steps is not None else None
@@ -295,7 +299,9 @@ def _product(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> None
                              (rotated_allreduce, "chunk groups taking the factors in rotated "
                               "orders")):
             made = build(factors, c, lambda k, m: found.get((k, m)))
-            if made is None:
+            if made is None or (best.steps is not None and made[0] >= best.steps):
+                continue
+            if not verify(inst, made[1], made[0]).ok:  # a faulty ring schedule: skip, not ERROR
                 continue
             shape = "x".join(str(k) for k, _ in factors)
             best.offer(made[0], made[1], f"torus as a product of rings ({shape}): {label}, "
@@ -394,9 +400,12 @@ def _routed(inst: Instance, lb: int, deadline: float, best: _Best) -> None:
                    else "shortest paths") + ", farthest-first links")
         if attempt == 0 and _hot_spots(topo, paths):
             variants.insert(1, (0, True))
+        if attempt == 0 and inst.collective == "alltoall" and not best.done:
+            # the LP bound (shared with the one-chunk search of the tiling) before more search
+            lb = _lp_tighten(inst, lb, deadline, best)
+            if inst.chunks > 1 and not best.done:
+                _tiled(inst, deadline, best)
         attempt += 1
-    if inst.collective == "alltoall" and inst.chunks > 1 and not best.done:
-        _tiled(inst, deadline, best)
 
 
 def _tiled(inst: Instance, deadline: float, best: _Best) -> None:
@@ -405,7 +414,7 @@ def _tiled(inst: Instance, deadline: float, best: _Best) -> None:
     ``c``-chunk greedy misses (dragonfly:nodes=2, 3 chunks: 3 x 2 = 6 against 7)."""
     topo, c = inst.topology, inst.chunks
     one = Instance(topo, "alltoall", 1)
-    lb1 = lower_bounds(topo, "alltoall", 1, use_lp=False).best
+    lb1 = lower_bounds(topo, "alltoall", 1, use_lp=topo.n <= LP_EAGER_CHIPS).best
     if best.steps is not None and c * lb1 >= best.steps:
         return
     now = time.monotonic()
@@ -420,17 +429,26 @@ def _tiled(inst: Instance, deadline: float, best: _Best) -> None:
 def _lp_tighten(inst: Instance, lb: int, deadline: float, best: _Best) -> int:
     """Where the alltoall schedule is above the combinatorial bounds and the LP bound was not
     computed up front (more than ``LP_EAGER_CHIPS`` chips or more than one chunk), the LP bound
-    (scaled by the chunks: a fractional flow scales) with at most a third of the time left and
-    ``LP_LAZY_SECONDS`` (torus:3x5 needs 0.5 s; dragonfly:nodes=2 7.7 s, so it is given up there
-    and costs 1.5 s of the 10);
+    (scaled by the chunks: a fractional flow scales) with at most half the time left and
+    ``LP_LAZY_SECONDS`` (torus:3x5 needs 0.5 s; dragonfly:nodes=2 8-15 s, so it is given up there
+    and costs 1.5 s of the 10), once per topology: the one-chunk search of :func:`_tiled` and
+    its caller share it;
     ``best.lp`` keeps its value for the report. Returns the (possibly) raised bound."""
     topo = inst.topology
     if topo.n > LP_MAX_CHIPS or (topo.n <= LP_EAGER_CHIPS and inst.chunks == 1):
         return lb
-    left = (deadline - time.monotonic()) / 3
-    if left < 0.2:
-        return lb
-    lp = alltoall_lp_bound(topo, time_limit_s=min(LP_LAZY_SECONDS, left))
+    key = (topo.name, tuple(sorted(topo.links.items())), topo.ranks)
+    if key in _LP_CACHE:
+        lp = _LP_CACHE[key]
+    else:
+        left = min(LP_LAZY_SECONDS, (deadline - time.monotonic()) / 2)
+        if left < LP_MIN_SECONDS:
+            return lb
+        lp = alltoall_lp_bound(topo, time_limit_s=left - LP_BUILD_SECONDS)
+        if len(_LP_CACHE) > 64:
+            _LP_CACHE.clear()
+        if lp is not None or left >= LP_LAZY_SECONDS:  # given up with the full time: for good
+            _LP_CACHE[key] = lp
     if lp is None:
         return lb
     best.lp = lp * inst.chunks

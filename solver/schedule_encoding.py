@@ -69,11 +69,17 @@ def _send_keys(p: SpreadProblem, dist: Sequence[Sequence[int]]):
                 yield (ci, u, v, t)
 
 
-def _create_send_variables(p: SpreadProblem, dist: Sequence[Sequence[int]]
+def _create_send_variables(p: SpreadProblem, dist: Sequence[Sequence[int]],
+                           deadline: float | None = None
                            ) -> dict[tuple[int, int, int, int], z3.BoolRef]:
-    """send[(chunk index, u, v, t)]: chunk goes over link u->v in step t."""
-    return {(ci, u, v, t): z3.Bool(f"send[c={_name(p.chunks[ci])}][{u}->{v}]@t{t}")
-            for ci, u, v, t in _send_keys(p, dist)}
+    """send[(chunk index, u, v, t)]: chunk goes over link u->v in step t (the deadline is
+    checked every 4096 variables: 100,000 of them take seconds)."""
+    var: dict[tuple[int, int, int, int], z3.BoolRef] = {}
+    for k, (ci, u, v, t) in enumerate(_send_keys(p, dist)):
+        if k % 4096 == 0:
+            _check(deadline)
+        var[(ci, u, v, t)] = z3.Bool(f"send[c={_name(p.chunks[ci])}][{u}->{v}]@t{t}")
+    return var
 
 
 def _add_causality(s: z3.Solver, p: SpreadProblem, var: dict,
@@ -134,14 +140,16 @@ def encode(p: SpreadProblem, dist: Sequence[Sequence[int]], deadline: float | No
     passes while building, so a time limit holds for large encodings too."""
     s = z3.Solver()
     try:
-        var = _create_send_variables(p, dist)
+        var = _create_send_variables(p, dist, deadline)
         _check(deadline)
         _add_causality(s, p, var, deadline)
         _check(deadline)
         _add_single_receipt(s, p, var)
+        _check(deadline)
         _add_link_capacity(s, p, var)
         _check(deadline)
         _add_delivery(s, p, var)
+        _check(deadline)
     except _Overrun:
         return None
     return s, var

@@ -156,16 +156,18 @@ def test_the_exact_encoding_proves_what_the_relaxation_cannot() -> None:
 
 def _brute_min_steps(topo: Topology, limit: int) -> int | None:
     """Fewest steps of a one-chunk allreduce over every set of sends and every order in which
-    a chip adds its arrivals: the replay's rules, searched exhaustively (tiny graphs only)."""
-    n, links = topo.n, sorted(topo.links)
-    full = (1 << n) - 1
-    frontier = {tuple(1 << v for v in range(n))}
+    a chip adds its arrivals: the replay's rules, searched exhaustively (tiny graphs only).
+    Switches (vertices ``ranks..n-1``) start with nothing and send only what they hold."""
+    n, links, ranks = topo.n, sorted(topo.links), topo.endpoints
+    full = (1 << ranks) - 1
+    frontier = {tuple(1 << v if v < ranks else 0 for v in range(n))}
     for step in range(1, limit + 1):
         nxt: set[tuple[int, ...]] = set()
         for state in frontier:
-            for pick in itertools.product((0, 1), repeat=len(links)):
+            usable = [(u, v) for u, v in links if state[u]]
+            for pick in itertools.product((0, 1), repeat=len(usable)):
                 arrivals: list[list[int]] = [[] for _ in range(n)]
-                for (u, v), b in zip(links, pick, strict=True):
+                for (u, v), b in zip(usable, pick, strict=True):
                     if b:
                         arrivals[v].append(state[u])
                 options = []
@@ -186,7 +188,7 @@ def _brute_min_steps(topo: Topology, limit: int) -> int | None:
                             outs.add(cur)
                     options.append(outs)
                 nxt.update(itertools.product(*options))
-        if any(all(m == full for m in s) for s in nxt):
+        if any(all(m == full for m in s[:ranks]) for s in nxt):
             return step
         frontier = nxt
     return None
@@ -201,6 +203,9 @@ def _graph(name: str, n: int, edges: list[tuple[int, int]]) -> Topology:
     _graph("path4", 4, [(0, 1), (1, 2), (2, 3)]),
     _graph("star5", 5, [(0, 1), (0, 2), (0, 3), (0, 4)]),
     _graph("paw4", 4, [(0, 1), (1, 2), (2, 0), (2, 3)]),
+    parse_topology("switch:3"),
+    Topology("path3+switch", 4, {e: 1 for a, b in [(0, 1), (1, 2), (2, 3), (0, 3)]
+                                 for e in ((a, b), (b, a))}, ranks=3),
 ], ids=lambda t: t.name)
 def test_the_exact_encoding_agrees_with_exhaustive_search(topo: Topology) -> None:
     """Soundness and completeness of the exact mode: its fewest steps (UNSAT below, SAT at)
