@@ -62,6 +62,7 @@ from accelkb.solver.schedule_product import (
     sequential_allreduce,
     torus_dims,
 )
+from accelkb.solver.schedule_ring import halves_allreduce
 from accelkb.solver.topology import Topology, load_topology_file, parse_topology, ring
 from accelkb.solver.verify_schedule import verify
 
@@ -224,7 +225,10 @@ def _allreduce(inst: Instance, deadline: float, best: _Best, use_z3: bool) -> No
                           "broadcast back, rotations pipelined"),
                          (switch_allreduce, "switch: add at the switch, return the sums"),
                          (doubling_allreduce, "recursive doubling, dimension order rotated per "
-                          "chunk")):
+                          "chunk"),
+                         (halves_allreduce, "ring halves: each half reduced and copied to its "
+                          "ends, the halves swapped at both seams, copied inwards; chunks "
+                          "rotated")):
         got = build(topo, c)
         if got is not None:
             best.offer(got[0], got[1], label)
