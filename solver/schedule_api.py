@@ -571,8 +571,7 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
         elif verdict == "too big":
             proof = ("allreduce encoding too large for Z3 within the time limit; gap to the "
                      "lower bound remains")
-    if best.steps is not None and best.steps > lb and collective == "alltoall":
-        lb = _lp_tighten(inst, lb, deadline, best)
+    lb = max(lb, best.target)  # the alltoall LP bound, where _routed computed it
     if best.steps is not None and best.steps > lb and use_z3 and collective != "allreduce":
         verdict = _z3_improve(inst, lb, deadline, best)
         if verdict == "optimal":
