@@ -1,11 +1,12 @@
 """``schedule(...)``: synthesize a collision-free collective schedule and prove its quality.
 
 Pipeline: bounds -> constructive schedules (:mod:`schedule_greedy`, decompositions of
-:mod:`schedule_decompose`, allreduce constructions of :mod:`schedule_allreduce`, on tori,
-hypercubes and GroqRack-like dragonflies a Z3 template chunk copied by a regular automorphism
-group, :mod:`schedule_cayley`) -> if the best one is above the bound and the instance is small
-enough, Z3 (:mod:`schedule_encoding`; for allreduce :mod:`schedule_allreduce_z3`, whose gossip
-relaxation gives the proofs) at
+:mod:`schedule_decompose`, allreduce constructions of :mod:`schedule_allreduce` and
+:mod:`schedule_ring`, tori as products of rings, :mod:`schedule_product`, on tori, hypercubes
+and GroqRack-like dragonflies a Z3 template chunk copied by a regular automorphism group,
+:mod:`schedule_cayley`; alltoall and traffic by :mod:`schedule_routed`) -> if the best one is
+above the bound and the instance is small enough, Z3 (:mod:`schedule_encoding`; for allreduce
+:mod:`schedule_allreduce_z3`, whose gossip relaxation and exact encoding give the proofs) at
 ``T-1, T-2, ...`` until UNSAT (then the schedule is proven OPTIMAL) or the time limit (then it
 is FEASIBLE, with its gap) -> the independent checker (:mod:`verify_schedule`) replays the
 result. A timeout never reads as UNSATISFIABLE.
@@ -22,18 +23,14 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections import Counter
 from pathlib import Path
 
 from accelkb.errors import InputError
 from accelkb.solver import schedule_allreduce_z3 as arz3
 from accelkb.solver import schedule_encoding as enc
 from accelkb.solver.bounds import (
-    LP_EAGER_CHIPS,
-    LP_MAX_CHIPS,
     Bounds,
     all_distances,
-    alltoall_lp_bound,
     lower_bounds,
 )
 from accelkb.solver.cayley import CayleyGroup, cayley_group
@@ -41,15 +38,13 @@ from accelkb.solver.schedule_allreduce import (
     doubling_allreduce,
     ring_allreduce,
     switch_allreduce,
-    switch_alltoall,
 )
+from accelkb.solver.schedule_best import Best as _Best
 from accelkb.solver.schedule_cayley import cayley_allreduce
 from accelkb.solver.schedule_decompose import compose_allreduce, prune_relays, rounds
 from accelkb.solver.schedule_greedy import (
     Budget,
-    choose_paths,
     reverse,
-    route_paths,
     spread,
 )
 from accelkb.solver.schedule_model import ChunkId, Instance, ScheduleResult, Status, TransferT
@@ -63,16 +58,13 @@ from accelkb.solver.schedule_product import (
     torus_dims,
 )
 from accelkb.solver.schedule_ring import halves_allreduce
+from accelkb.solver.schedule_routed import routed
 from accelkb.solver.topology import Topology, load_topology_file, parse_topology, ring
 from accelkb.solver.verify_schedule import verify
 
 Z3_MAX_VARIABLES = 150_000  # send variables of the monolithic encoding worth trying
 BIG_TRANSFERS = 400_000  # above this, build allgathers from one-chunk rounds first
 MAX_CHIPS = 1200  # all-pairs distances and per-chunk state are pure Python: Groq scale, not more
-LP_LAZY_SECONDS = 1.5  # the alltoall LP after the search: 0.5-1.1 s on 15-16-chip tori
-LP_BUILD_SECONDS = 0.2  # building its constraints (not covered by Z3's timeout) on 16 chips
-LP_MIN_SECONDS = 0.7  # less is wasted: torus:3x5 needs 0.5-0.7 s in all
-_LP_CACHE: dict[tuple, float | None] = {}  # one LP per topology per process (None: gave up)
 VERIFY_SECONDS_PER_TRANSFER = 4e-6  # replay cost of the checker (2.6 us measured, loaded 2 cores)
 
 
@@ -83,25 +75,6 @@ def _topology(topology: str | Path | Topology) -> Topology:
     if isinstance(topology, Path) or text.endswith(".json"):
         return load_topology_file(text)
     return parse_topology(text)
-
-
-class _Best:
-    """The best schedule so far and how it was found."""
-
-    def __init__(self) -> None:
-        self.steps: int | None = None
-        self.transfers: list[TransferT] = []
-        self.method = ""
-        self.target = 0  # the lower bound: no need to search further once met
-        self.lp: float | None = None  # the alltoall LP bound, where computed after the search
-
-    @property
-    def done(self) -> bool:
-        return self.steps is not None and self.steps <= self.target
-
-    def offer(self, steps: int, transfers: list[TransferT], method: str) -> None:
-        if self.steps is None or steps < self.steps:
-            self.steps, self.transfers, self.method = steps, transfers, method
 
 
 def _spread_variants(topo: Topology, chunks: list[ChunkId], origins: list[list[int]],
@@ -352,115 +325,6 @@ def _pipelined(topo: Topology, deadline: float, best: _Best, tries: int = 8) -> 
                    f"soon as it is reduced, on the free links (priority order {i})")
 
 
-def _hot_spots(topo: Topology, paths: list[list[int]]) -> bool:
-    """Whether the busiest unit link carries more than twice the mean load of all unit links:
-    shortest paths pile traffic onto a few links, so detours are worth trying."""
-    load: Counter[tuple[int, int]] = Counter()
-    for path in paths:
-        load.update(zip(path, path[1:], strict=False))
-    if not load:
-        return False
-    busiest = max(k / topo.links[e] for e, k in load.items())
-    return busiest > 2 * load.total() / topo.unit_links
-
-
-def _routed(inst: Instance, lb: int, deadline: float, best: _Best) -> None:
-    """Alltoall / traffic: load-balanced paths, then farthest-first per link.
-
-    Farthest pairs first on shortest paths; where that leaves hot spots (:func:`_hot_spots`),
-    farthest first again with detours one hop longer where they are cheaper; then restarts
-    with other orders (as listed, seeded shuffles) while half the remaining time is left and
-    the bound is not met.
-    """
-    topo = inst.topology
-    if inst.collective == "alltoall":
-        got = switch_alltoall(topo, inst.chunks)
-        if got is not None:
-            best.offer(got[0], got[1], "switch: every chip sends its chunks by destination shift, "
-                       "one permutation of the chips per up-link slot")
-            if best.done:
-                return
-    dist = all_distances(topo)
-    base = [(cid, cid[0], cid[1]) for cid in inst.chunk_ids()]
-    stop = time.monotonic() + (deadline - time.monotonic()) / 2
-    variants = [(order, False) for order in range(64)]  # (order, detour)
-    attempt = 0
-    while attempt < len(variants):
-        if attempt and (time.monotonic() > stop or best.steps == lb):
-            break
-        order, detour = variants[attempt]
-        demand = list(base)
-        if order == 0:
-            demand.sort(key=lambda x: -dist[x[1]][x[2]])
-        elif order > 1:
-            random.Random(order).shuffle(demand)
-        try:
-            paths = choose_paths(topo, demand, dist, passes=3 if len(demand) < 50_000 else 1,
-                                 deadline=deadline, squared=order % 3 != 2, detour=detour)
-            steps, trs = route_paths(topo, demand, paths, deadline=deadline)
-        except Budget:
-            return
-        best.offer(steps, trs, "path-based: balanced " + ("paths with one-hop detours" if detour
-                   else "shortest paths") + ", farthest-first links")
-        if attempt == 0 and _hot_spots(topo, paths):
-            variants.insert(1, (0, True))
-        if attempt == 0 and inst.collective == "alltoall" and not best.done:
-            # the LP bound (shared with the one-chunk search of the tiling) before more search
-            lb = _lp_tighten(inst, lb, deadline, best)
-            if inst.chunks > 1 and not best.done:
-                _tiled(inst, deadline, best)
-        attempt += 1
-
-
-def _tiled(inst: Instance, deadline: float, best: _Best) -> None:
-    """Alltoall of ``c`` chunks per pair as ``c`` one-chunk alltoalls one after the other: the
-    one-chunk schedule (searched in a third of the time left) is often at a bound that the
-    ``c``-chunk greedy misses (dragonfly:nodes=2, 3 chunks: 3 x 2 = 6 against 7)."""
-    topo, c = inst.topology, inst.chunks
-    one = Instance(topo, "alltoall", 1)
-    lb1 = lower_bounds(topo, "alltoall", 1, use_lp=topo.n <= LP_EAGER_CHIPS).best
-    if best.steps is not None and c * lb1 >= best.steps:
-        return
-    now = time.monotonic()
-    got = _search(one, lb1, now + (deadline - now) / 3, use_z3=True)[0]
-    if got.steps is None:
-        return
-    trs = [(i * got.steps + t, u, v, (ch[0], ch[1], i))
-           for i in range(c) for t, u, v, ch in got.transfers]
-    best.offer(c * got.steps, trs, f"{c} one-chunk alltoalls in sequence [{got.method}]")
-
-
-def _lp_tighten(inst: Instance, lb: int, deadline: float, best: _Best) -> int:
-    """Where the alltoall schedule is above the combinatorial bounds and the LP bound was not
-    computed up front (more than ``LP_EAGER_CHIPS`` chips or more than one chunk), the LP bound
-    (scaled by the chunks: a fractional flow scales) with at most half the time left and
-    ``LP_LAZY_SECONDS`` (torus:3x5 needs 0.5 s; dragonfly:nodes=2 8-15 s, so it is given up there
-    and costs 1.5 s of the 10), once per topology: the one-chunk search of :func:`_tiled` and
-    its caller share it;
-    ``best.lp`` keeps its value for the report. Returns the (possibly) raised bound."""
-    topo = inst.topology
-    if topo.n > LP_MAX_CHIPS or (topo.n <= LP_EAGER_CHIPS and inst.chunks == 1):
-        return lb
-    key = (topo.name, tuple(sorted(topo.links.items())), topo.ranks)
-    if key in _LP_CACHE:
-        lp = _LP_CACHE[key]
-    else:
-        left = min(LP_LAZY_SECONDS, (deadline - time.monotonic()) / 2)
-        if left < LP_MIN_SECONDS:
-            return lb
-        lp = alltoall_lp_bound(topo, time_limit_s=left - LP_BUILD_SECONDS)
-        if len(_LP_CACHE) > 64:
-            _LP_CACHE.clear()
-        if lp is not None or left >= LP_LAZY_SECONDS:  # given up with the full time: for good
-            _LP_CACHE[key] = lp
-    if lp is None:
-        return lb
-    best.lp = lp * inst.chunks
-    raised = max(lb, math.ceil(best.lp - 1e-9))
-    best.target = raised
-    return raised
-
-
 def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
     """Z3 at best-1, best-2, ... Returns 'optimal' (UNSAT one below), 'bound', 'timeout' or
     'too big'. Routed collectives first try shortest paths only (smaller; SAT is a schedule)."""
@@ -470,11 +334,11 @@ def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
     srcs = tuple(tuple([c[0]] if reducing else inst.sources(c)) for c in ids)
     dsts = tuple(tuple(range(inst.n)) if reducing else tuple(inst.destinations(c)) for c in ids)
     dist = all_distances(topo)
-    routed = inst.collective in ("alltoall", "traffic")
+    is_routed = inst.collective in ("alltoall", "traffic")
     assert best.steps is not None
     while best.steps > lb:
         verdict, trs, tried = "unknown", [], False
-        for minimal in ((True, False) if routed else (False,)):
+        for minimal in ((True, False) if is_routed else (False,)):
             p = enc.SpreadProblem(topo, tuple(ids), srcs, dsts, best.steps - 1, minimal)
             if len(ids) * topo.unit_links * p.steps > 10 * Z3_MAX_VARIABLES \
                     or enc.encoding_size(p, dist) > Z3_MAX_VARIABLES:
@@ -553,7 +417,7 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
         if group is not None:
             _cayley(inst, group, deadline, best)
     else:
-        _routed(inst, lb, deadline, best)
+        routed(inst, lb, deadline, best, _search)
     proof = ""
     if best.steps is not None and best.steps > lb and use_z3 and collective == "allreduce":
         verdict = _z3_allreduce(inst, lb, deadline, best)
@@ -571,7 +435,7 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
         elif verdict == "too big":
             proof = ("allreduce encoding too large for Z3 within the time limit; gap to the "
                      "lower bound remains")
-    lb = max(lb, best.target)  # the alltoall LP bound, where _routed computed it
+    lb = max(lb, best.target)  # the alltoall LP bound, where routed() computed it
     if best.steps is not None and best.steps > lb and use_z3 and collective != "allreduce":
         verdict = _z3_improve(inst, lb, deadline, best)
         if verdict == "optimal":
