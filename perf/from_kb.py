@@ -75,6 +75,18 @@ def _tier(g: Graph, tier: Any, share: int) -> MemoryTierSpec | None:
     return MemoryTierSpec(kind=kind, capacity_bytes=cap / share, bandwidth_bytes_per_s=bw / share)
 
 
+def _tier_gaps(g: Graph, chip: URIRef) -> str:
+    """What the chip's memory tiers lack, e.g. ``"sn30-ddr (no bandwidth)"``."""
+    gaps = []
+    for tier in sorted(g.objects(chip, AK.hasMemoryTier), key=str):
+        missing = [what for what, prop in (("kind", AK.tierKind), ("capacity", AK.capacityBytes),
+                                           ("bandwidth", AK.bandwidthBytesPerSecond))
+                   if g.value(tier, prop) is None]
+        label = g.value(tier, AK.shortName) or "kb:" + str(tier).rsplit("/", 1)[-1]
+        gaps.append(f"{label} ({'no ' + ', no '.join(missing) if missing else 'unusable'})")
+    return ", ".join(gaps) if gaps else "no memory tier"
+
+
 def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierSpec] = ()) -> ChipSpec:  # type: ignore[assignment]
     """The :class:`ChipSpec` of a chip IRI, plus tiers shared from its systems."""
     g = kb.asserted
@@ -86,7 +98,9 @@ def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierS
     if not peaks:
         raise InputError(f"chip {name}: expected at least one peak throughput in the knowledge base")
     if not tiers:
-        raise InputError(f"chip {name}: expected a memory tier with capacity and bandwidth, got none")
+        raise InputError(f"chip {name}: expected a memory tier with capacity and bandwidth, got "
+                         f"{_tier_gaps(g, chip)}; a Turtle file given with --data can add "
+                         "the missing ak:bandwidthBytesPerSecond (with its source)")
     bsp = (chip, AK.hasFeature, AK.BulkSynchronousParallel) in g
     xbw = _num(g, chip, AK.exchangeBandwidthBytesPerSecond) if bsp else None
     tiles = _int(g, chip, AK.computeUnitCount) if xbw else None

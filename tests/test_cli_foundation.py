@@ -91,3 +91,13 @@ def test_console_script_runs_as_a_process(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "true"
+
+
+def test_missing_tier_bandwidth_names_the_tiers(capsys: pytest.CaptureFixture[str]) -> None:
+    """SN30: no public SRAM or DDR bandwidth; the error says which tiers lack what and how to
+    add it, instead of only 'got none'."""
+    code, _, err = run(capsys, "infer", "--workload", "gpt3-13b-training",
+                       "--system", "datascale-sn30-8")
+    assert code == 2 and "Traceback" not in err
+    assert "kb:sn30-ddr (no bandwidth)" in err and "kb:sn30-sram (no bandwidth)" in err
+    assert "--data" in err
