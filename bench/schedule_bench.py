@@ -1,7 +1,9 @@
 """Schedule benchmark over ../shared/bench/schedule_instances.json.
 
 Per instance: makespan, our lower bound and the reference bound, ratio, status, synthesis time,
-verification, and the dynamic-routing (minimal-adaptive and ECMP) makespan of the same traffic.
+verification, the makespan of the schedule's own transfers run self-timed (``self``: no planned
+steps, :mod:`accelkb.perf.netsim_selftimed`) and the dynamic-routing (minimal-adaptive and ECMP)
+makespan of the collective's point-to-point form.
 Then a sweep over size showing how the gap to dynamic routing grows, and (``--layouts``) the
 point-to-point traffic of Llama-2 70B style layouts on Groq systems (tensor rank innermost,
 :mod:`accelkb.solver.schedule_traffic`) scheduled vs dynamically routed, over message size in
@@ -22,6 +24,7 @@ import time
 from pathlib import Path
 
 from accelkb.perf.netsim import MAX_MESSAGES, simulate_collective, sweep
+from accelkb.perf.netsim_selftimed import self_timed
 from accelkb.solver.schedule_api import schedule
 from accelkb.solver.schedule_traffic import layout_traffic
 from accelkb.solver.topology import load_topology_file, parse_topology
@@ -79,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = []
     head = (f"{'topology':<13}{'collective':<15}{'c':>4}{'chips':>6}{'steps':>7}{'LB':>6}"
-            f"{'refLB':>6}{'ratio':>7}  {'status':<9}{'time s':>8}{'verif':>6}{'adapt':>7}"
-            f"{'ecmp':>6}")
+            f"{'refLB':>6}{'ratio':>7}  {'status':<9}{'time s':>8}{'verif':>6}{'self':>6}"
+            f"{'adapt':>7}{'ecmp':>6}")
     print(head)
     print("-" * len(head))
     for inst in json.loads(path.read_text()):
@@ -96,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         res = schedule(topo, inst["collective"], c,
                        time_limit_s=_time_limit(topo.n, inst["collective"], args.time_limit))
         wall = time.monotonic() - t0
-        adapt = ecmp = None
+        adapt = ecmp = timed = None
+        if not args.no_sim and res.makespan_steps is not None:
+            timed = self_timed(topo, inst["collective"], res.transfers, c).makespan_steps
         messages = topo.n * (topo.n - 1) * (c if inst["collective"] != "allreduce"
                                             else 2 * c / topo.n)
         if not args.no_sim and messages <= MAX_MESSAGES:
@@ -108,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
                "lower_bound_steps": res.lower_bound_steps,
                "reference_bound": inst["lower_bound_steps"], "ratio": ratio,
                "status": res.status.value, "seconds": round(wall, 2),
-               "verified": res.verified, "adaptive_steps": adapt, "ecmp_steps": ecmp,
+               "verified": res.verified, "self_timed_steps": timed, "adaptive_steps": adapt,
+               "ecmp_steps": ecmp,
                "method": res.method}
         rows.append(row)
         steps = "-" if res.makespan_steps is None else res.makespan_steps
@@ -116,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{res.lower_bound_steps:>6}{inst['lower_bound_steps']:>6}"
               f"{'-' if ratio is None else format(ratio, '.3f'):>7}  {res.status.value:<9}"
               f"{wall:>8.2f}{'yes' if res.verified else 'NO':>6}"
-              f"{'-' if adapt is None else adapt:>7}{'-' if ecmp is None else ecmp:>6}",
+              f"{'-' if timed is None else timed:>6}{'-' if adapt is None else adapt:>7}"
+              f"{'-' if ecmp is None else ecmp:>6}",
               flush=True)
     if args.sweep:
         print("\nsize sweep, alltoall: scheduled vs dynamic routing (steps)")

@@ -15,10 +15,15 @@ to its owner, allreduce is reduce-scatter then allgather (a chunk's allgather me
 its owner once its last partial has arrived), broadcast sends every chunk from the root to each
 rank, alltoall and traffic matrices are point to point.
 
-Where this flatters dynamic routing (so the gap it reports is a *lower* estimate of what a
-schedule buys): buffers are infinite (no drops, no credit stalls, no back-pressure), there is
-no head-of-line blocking (every output link has its own queue), arbitration is instantaneous,
-routing tables are perfect shortest paths, and chunks have no header or packetization cost.
+Where this flatters dynamic routing (so the gap it reports for alltoall and traffic matrices
+is a *lower* estimate of what a schedule buys): buffers are infinite (no drops, no credit
+stalls, no back-pressure), there is no head-of-line blocking (every output link has its own
+queue), arbitration is instantaneous, routing tables are perfect shortest paths, and chunks
+have no header or packetization cost. Where it does not: for allgather, reduce-scatter,
+allreduce and broadcast the point-to-point form is also a weaker *algorithm* than a schedule's
+(no forwarding copies, no adding on the way), so that gap mixes algorithm and timing;
+:mod:`accelkb.perf.netsim_selftimed` runs the schedule's own transfers without their planned
+steps, which separates the two.
 
 Examples
 --------
@@ -50,7 +55,7 @@ class SimResult(BaseModel):
     """Outcome of one dynamic-routing simulation."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    policy: str = Field(description="ecmp or adaptive")
+    policy: str = Field(description="ecmp, adaptive, or self-timed (netsim_selftimed)")
     messages: int = Field(description="unit chunks delivered")
     makespan_steps: int = Field(description="step at which the last chunk arrived")
     p50_steps: float = Field(description="median message completion step")

@@ -52,8 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --traffic-of: tensor, pipeline, data parallel traffic or all "
                              "of it at once; default all")
     parser.add_argument("--dynamic", action="store_true",
-                        help="also simulate the same traffic under dynamic routing (ECMP and "
-                             "minimal-adaptive) and compare")
+                        help="also run the schedule's own transfers self-timed (no planned "
+                             "steps) and the collective's point-to-point form under dynamic "
+                             "routing (ECMP, minimal-adaptive), and compare")
     parser.add_argument("--time-limit", type=float, default=60.0, metavar="S",
                         help="seconds; on expiry the best schedule so far is FEASIBLE")
     parser.add_argument("--out", metavar="FILE", help="write the full schedule (JSON)")
@@ -155,7 +156,8 @@ def _demand(args: argparse.Namespace, chips: int) -> tuple[list[tuple[int, int, 
 
 
 def _dynamic(topo, result, demand, chunks: int, root: int = 0) -> dict:
-    """ECMP and minimal-adaptive simulations of the same traffic beside the schedule."""
+    """Beside the schedule: its own transfers self-timed, and ECMP and minimal-adaptive
+    simulations of the collective's point-to-point form."""
     from accelkb.perf.netsim import (
         MAX_MESSAGES,
         POLICIES,
@@ -163,9 +165,15 @@ def _dynamic(topo, result, demand, chunks: int, root: int = 0) -> dict:
         scheduled_stats,
         simulate_collective,
     )
+    from accelkb.perf.netsim_selftimed import self_timed
 
     out: dict = {"scheduled": scheduled_stats(result.transfers, result.makespan_steps or 0,
                                               topo.unit_links)}
+    timed = self_timed(topo, result.collective, result.transfers, chunks, demand=demand or (),
+                       root=root).model_dump()
+    if result.makespan_steps:
+        timed["ratio_to_schedule"] = round(timed["makespan_steps"] / result.makespan_steps, 3)
+    out["self-timed"] = timed
     initial, released = collective_messages(topo, result.collective, chunks, demand or (), root)
     messages = len(initial) + sum(len(m) for m in released.values())
     if messages > MAX_MESSAGES:
@@ -259,8 +267,10 @@ def run(args: argparse.Namespace) -> int:
             if policy == "skipped":
                 sys.stdout.write(f"  dynamic routing: skipped, {row}\n")
             elif policy != "scheduled":
+                what = ("same transfers, self-timed (no plan)" if policy == "self-timed"
+                        else f"dynamic routing ({policy}), point to point")
                 sys.stdout.write(
-                    f"  dynamic routing ({policy}): {row['makespan_steps']} steps "
+                    f"  {what}: {row['makespan_steps']} steps "
                     f"({row.get('ratio_to_schedule', '?')}x the schedule), p99 "
                     f"{row['p99_steps']:g}, link utilization {row['link_utilization']:.0%}\n")
     if result.status in (Status.OPTIMAL, Status.FEASIBLE):
