@@ -48,7 +48,7 @@ def layout_rows(time_limit: float) -> None:
     from accelkb.perf.from_kb import topology_spec
 
     print("\nlayout traffic (tensor rank innermost): scheduled vs dynamic routing (steps)")
-    print(f"  {'system':<10}{'layout':<12}{'kind':<9}{'c':>3}{'steps':>6}{'LB':>5}"
+    print(f"  {'system':<10}{'layout':<12}{'kind':<9}{'c':>3}{'steps':>6}{'LB':>5}{'self':>6}"
           f"{'adapt':>7}{'p99':>6}{'ecmp':>6}{'p99':>6}{'time s':>8}")
     for system, tp, pp, dp in LAYOUTS:
         topo = parse_topology(topology_spec(system)[0])
@@ -58,10 +58,11 @@ def layout_rows(time_limit: float) -> None:
                 t0 = time.monotonic()
                 res = schedule(topo, "traffic", demand=demand, time_limit_s=time_limit)
                 wall = time.monotonic() - t0
+                st = self_timed(topo, "traffic", res.transfers, demand=demand).makespan_steps
                 ad = simulate_collective(topo, "traffic", policy="adaptive", demand=demand)
                 ec = simulate_collective(topo, "traffic", policy="ecmp", demand=demand)
                 print(f"  {system:<10}{f'tp={tp},pp={pp}':<12}{kind:<9}{c:>3}"
-                      f"{res.makespan_steps:>6}{res.lower_bound_steps:>5}"
+                      f"{res.makespan_steps:>6}{res.lower_bound_steps:>5}{st:>6}"
                       f"{ad.makespan_steps:>7}{ad.p99_steps:>6g}{ec.makespan_steps:>6}"
                       f"{ec.p99_steps:>6g}{wall:>8.2f}", flush=True)
 
@@ -131,13 +132,15 @@ def main(argv: list[str] | None = None) -> int:
                         "dragonfly:nodes=4", "dragonfly:nodes=9"], "alltoall",
                        time_limit_s=10):
             print(f"  {r['topology']:<20}{r['chips']:>5} chips  scheduled {r['scheduled']:>4}"
-                  f"  adaptive {r['adaptive']:>4} (x{r['adaptive_ratio']})"
+                  f"  self-timed {r['self_timed']:>4}  adaptive {r['adaptive']:>4} "
+                  f"(x{r['adaptive_ratio']})"
                   f"  ecmp {r['ecmp']:>4} (x{r['ecmp_ratio']})")
         print("size sweep, allgather: scheduled (with forwarding copies) vs dynamic unicast")
         for r in sweep(["ring:8", "torus:4x4", "torus:8x8", "dragonfly:nodes=4",
                         "dragonfly:nodes=9"], "allgather", time_limit_s=10):
             print(f"  {r['topology']:<20}{r['chips']:>5} chips  scheduled {r['scheduled']:>4}"
-                  f"  adaptive {r['adaptive']:>4} (x{r['adaptive_ratio']})"
+                  f"  self-timed {r['self_timed']:>4}  adaptive {r['adaptive']:>4} "
+                  f"(x{r['adaptive_ratio']})"
                   f"  ecmp {r['ecmp']:>4} (x{r['ecmp_ratio']})")
     if args.layouts:
         layout_rows(args.time_limit or 30.0)

@@ -224,11 +224,13 @@ def scheduled_stats(transfers, makespan: int, unit_links: int) -> dict[str, floa
 
 def sweep(specs: list[str], collective: str, chunks: int = 1, time_limit_s: float = 20.0
           ) -> list[dict[str, object]]:
-    """Scheduled vs dynamic (ECMP, adaptive) makespan for growing topologies.
+    """Scheduled vs self-timed vs dynamic (ECMP, adaptive) makespan for growing topologies.
 
-    Each row: topology, chips, scheduled steps, lower bound, ECMP and adaptive steps and their
-    ratio to the schedule.
+    Each row: topology, chips, scheduled steps, lower bound, the schedule's transfers run
+    self-timed (:mod:`accelkb.perf.netsim_selftimed`), ECMP and adaptive steps and their ratio
+    to the schedule.
     """
+    from accelkb.perf.netsim_selftimed import self_timed
     from accelkb.solver.schedule_api import schedule
     from accelkb.solver.topology import parse_topology
 
@@ -236,9 +238,11 @@ def sweep(specs: list[str], collective: str, chunks: int = 1, time_limit_s: floa
     for spec in specs:
         topo = parse_topology(spec)
         res = schedule(topo, collective, chunks, time_limit_s=time_limit_s)
+        timed = self_timed(topo, collective, res.transfers, chunks).makespan_steps \
+            if res.makespan_steps else None
         row: dict[str, object] = {"topology": spec, "chips": topo.n,
                                   "scheduled": res.makespan_steps,
-                                  "lower_bound": res.lower_bound_steps}
+                                  "lower_bound": res.lower_bound_steps, "self_timed": timed}
         for pol in POLICIES:
             sim = simulate_collective(topo, collective, chunks, pol)
             row[pol] = sim.makespan_steps

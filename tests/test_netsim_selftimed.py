@@ -97,3 +97,13 @@ def test_random_schedules_replay_under_self_timing() -> None:
         c = res.chunks_per_rank
         timed, _ = self_timed_transfers(topo, "allgather", res.transfers, c, seed=rng.randint(0, 99))
         assert verify(Instance(topo, "allgather", c), timed, max(t for t, *_ in timed) + 1).ok
+
+
+def test_sweep_rows_carry_self_timed() -> None:
+    from accelkb.perf.netsim import sweep
+
+    rows = sweep(["ring:4", "torus:3x3"], "allgather", time_limit_s=10)
+    for r in rows:
+        assert isinstance(r["self_timed"], int) and isinstance(r["scheduled"], int)
+        assert r["self_timed"] >= r["lower_bound"]
+        assert r["adaptive"] >= r["lower_bound"] and r["ecmp"] >= r["lower_bound"]
