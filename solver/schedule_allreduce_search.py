@@ -46,16 +46,23 @@ from accelkb.solver.verify_schedule import verify
 def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search: Search) -> None:
     """Offer every allreduce construction that fits before ``deadline`` to ``best``.
 
-    On a Cayley topology with one chunk per chip the template search keeps half the time:
-    the constructions' own Z3 searches (reduce-scatter, allgather) would use it all on
-    ``dragonfly:nodes=5``.
+    On a Cayley topology with one chunk per chip the template search runs right after the
+    quick constructions (closed forms, reduce-scatter + allgather, at most half the time),
+    since it is the one that reaches the bound there (GroqRack: 13 steps), and keeps three
+    quarters of what is left; the slower constructions (pipelined, product of rings) get the
+    rest. Before, the pipelined construction ran first and under load left the template too
+    little time.
     """
     topo = inst.topology
     group = cayley_group(topo) if use_z3 and inst.chunks == inst.n == topo.n else None
-    split = time.monotonic() + (deadline - time.monotonic()) / 2
-    _constructions(inst, split if group is not None else deadline, best, use_z3, search)
-    if group is not None:
-        _cayley(inst, group, deadline, best)
+    if group is None:
+        _constructions(inst, deadline, best, use_z3, search, "all")
+        return
+    now = time.monotonic()
+    _constructions(inst, now + (deadline - now) / 2, best, use_z3, search, "quick")
+    now = time.monotonic()
+    _cayley(inst, group, now + 0.75 * (deadline - now), best)
+    _constructions(inst, deadline, best, use_z3, search, "slow")
 
 
 def allreduce_proof(inst: Instance, lb: int, deadline: float, best: Best) -> str:
@@ -78,16 +85,24 @@ def allreduce_proof(inst: Instance, lb: int, deadline: float, best: Best) -> str
 
 
 def _constructions(inst: Instance, deadline: float, best: Best, use_z3: bool,
-                   search: Search) -> None:
+                   search: Search, part: str) -> None:
     """Allreduce: the ring / switch constructions where the topology has that shape, else
     reduce-scatter to owner ``j mod n`` + allgather from it, composed (see decompose).
+    ``part``: ``"quick"`` (those), ``"slow"`` (pipelined, spread, product of rings) or ``"all"``.
 
     With a vector of ``k*n`` chunks the two phases are the best reduce-scatter and allgather
     schedules with ``k`` chunks per rank (heuristic or Z3), chunk ``(r, i)`` being vector
     element ``i*n + r``.
     """
+    if part != "slow":
+        _quick(inst, deadline, best, use_z3, search)
+    if part != "quick" and not best.done:
+        _slow(inst, deadline, best, use_z3, search)
+
+
+def _quick(inst: Instance, deadline: float, best: Best, use_z3: bool, search: Search) -> None:
+    """Closed-form constructions, then reduce-scatter + allgather from the search, composed."""
     topo, n, c = inst.topology, inst.n, inst.chunks
-    ids = inst.chunk_ids()
     for build, label in ((ring_allreduce, "ring: every chunk reduced to a root edge/vertex and "
                           "broadcast back, rotations pipelined"),
                          (switch_allreduce, "switch: add at the switch, return the sums"),
@@ -115,6 +130,12 @@ def _constructions(inst: Instance, deadline: float, best: Best, use_z3: bool,
                 [(t, u, v, element(ch)) for t, u, v, ch in ag.transfers], ag.steps)
             best.offer(steps, trs, f"reduce-scatter [{rs.method}] + allgather [{ag.method}], "
                        "composed and overlapped")
+
+
+def _slow(inst: Instance, deadline: float, best: Best, use_z3: bool, search: Search) -> None:
+    """Pipelined reduce-scatter, pull-spread compositions, tori as products of rings."""
+    topo, n, c = inst.topology, inst.n, inst.chunks
+    ids = inst.chunk_ids()
     if c == n and topo.n == n:
         _pipelined(topo, deadline, best)
     owner = [j % n for j in range(len(ids))]
