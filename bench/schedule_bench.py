@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
                        time_limit_s=_time_limit(topo.n, inst["collective"], args.time_limit))
         wall = time.monotonic() - t0
         adapt = ecmp = timed = None
-        if not args.no_sim and res.makespan_steps is not None:
+        if not args.no_sim and res.makespan_steps is not None \
+                and len(res.transfers) <= MAX_MESSAGES:
             timed = self_timed(topo, inst["collective"], res.transfers, c).makespan_steps
         messages = topo.n * (topo.n - 1) * (c if inst["collective"] != "allreduce"
                                             else 2 * c / topo.n)
