@@ -76,7 +76,7 @@ def _tier(g: Graph, tier: Any, share: int) -> MemoryTierSpec | None:
 
 
 def _tier_gaps(g: Graph, chip: URIRef) -> str:
-    """What the chip's memory tiers lack, e.g. ``"sn30-ddr (no bandwidth)"``."""
+    """What the chip's memory tiers lack, e.g. ``"kb:sn30-ddr (no bandwidth)"``."""
     gaps = []
     for tier in sorted(g.objects(chip, AK.hasMemoryTier), key=str):
         missing = [what for what, prop in (("kind", AK.tierKind), ("capacity", AK.capacityBytes),
@@ -100,7 +100,8 @@ def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierS
     if not tiers:
         raise InputError(f"chip {name}: expected a memory tier with capacity and bandwidth, got "
                          f"{_tier_gaps(g, chip)}; a Turtle file given with --data can add "
-                         "the missing ak:bandwidthBytesPerSecond (with its source)")
+                         "what is missing (ak:tierKind, ak:capacityBytes, "
+                         "ak:bandwidthBytesPerSecond, each number with its source)")
     bsp = (chip, AK.hasFeature, AK.BulkSynchronousParallel) in g
     xbw = _num(g, chip, AK.exchangeBandwidthBytesPerSecond) if bsp else None
     tiles = _int(g, chip, AK.computeUnitCount) if xbw else None

@@ -56,7 +56,7 @@ class SimResult(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     policy: str = Field(description="ecmp, adaptive, or self-timed (netsim_selftimed)")
-    messages: int = Field(description="unit chunks delivered")
+    messages: int = Field(description="unit chunks delivered end to end (self-timed: one-hop transfers)")
     makespan_steps: int = Field(description="step at which the last chunk arrived")
     p50_steps: float = Field(description="median message completion step")
     p99_steps: float = Field(description="99th percentile message completion step")

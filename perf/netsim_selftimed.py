@@ -17,7 +17,13 @@ a global plan would run the same program):
 Each unit link moves one chunk per step, FIFO in the order messages become ready, ties broken
 by seeded random arbitration. One-hop messages have no routing choice, so ECMP and adaptive
 routing coincide here. A makespan equal to the schedule's says its timing buys nothing beyond
-its algorithm on this instance; a larger one is the cost of contention without the plan.
+its algorithm on this instance; a larger one is the cost of contention without the plan; a
+smaller one (a plan that idles) is possible too.
+
+For reductions the run keeps the plan's *content*: each send carries the partial sum the plan
+gives it (the contributions that reached the sender before its planned step), so the runtime
+keeps one buffer per send. A runtime that adds every arrival into a single buffer could count a
+contribution twice when a send leaves early; that is not what is modelled.
 
 Examples
 --------
@@ -78,7 +84,7 @@ def self_timed_transfers(topo: Topology, collective: str, transfers: Sequence[Tr
     """
     inst = Instance(topo, collective, chunks, demand=tuple(demand), root=root)
     for _t, u, v, _c in transfers:
-        if (u, v) not in topo.links:
+        if topo.links.get((u, v), 0) < 1:
             raise InputError(f"expected transfers on links of {topo.name}, got {u}->{v}")
     deps = _dependencies(inst, transfers)
     waiting = [len(d) for d in deps]
@@ -123,7 +129,8 @@ def self_timed(topo: Topology, collective: str, transfers: Sequence[TransferT],
                chunks: int = 1, seed: int = 0, demand: Sequence[tuple[int, int, int]] = (),
                root: int = 0) -> SimResult:
     """Run ``transfers`` (``(step, src, dst, chunk)``) data-driven, without their steps:
-    makespan, p50/p99 of the last arrival per (chip, chunk), link utilization.
+    makespan and p50/p99 of the last arrival per (destination, chunk), as the dynamic-routing
+    runs count them; ``messages`` is the number of one-hop transfers; link utilization.
 
     Raises
     ------
@@ -131,9 +138,14 @@ def self_timed(topo: Topology, collective: str, transfers: Sequence[TransferT],
         a transfer on a link the topology lacks.
     """
     timed, max_q = self_timed_transfers(topo, collective, transfers, chunks, seed, demand, root)
+    inst = Instance(topo, collective, chunks, demand=tuple(demand), root=root)
+    wanted: dict[ChunkId, set[int]] = {}
     last: dict[tuple[int, ChunkId], int] = {}
     for t, _u, v, c in timed:
-        last[(v, c)] = max(last.get((v, c), 0), t + 1)
+        if c not in wanted:
+            wanted[c] = set(inst.destinations(c))
+        if v in wanted[c]:
+            last[(v, c)] = max(last.get((v, c), 0), t + 1)
     times = sorted(last.values())
     makespan = times[-1] if times else 0
     return SimResult(policy="self-timed", messages=len(timed), makespan_steps=makespan,

@@ -48,10 +48,10 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
 
     On a Cayley topology with one chunk per chip the template search runs right after the
     quick constructions (closed forms, reduce-scatter + allgather, at most half the time),
-    since it is the one that reaches the bound there (GroqRack: 13 steps), and keeps three
-    quarters of what is left; the slower constructions (pipelined, product of rings) get the
-    rest. Before, the pipelined construction ran first and under load left the template too
-    little time.
+    since it is the one that reaches the bound there (GroqRack: 13 steps). It gets three
+    quarters of what is left (of which it keeps half for itself where the gossip relaxation
+    may still prove optimality, see :func:`_cayley`); the slower constructions (pipelined,
+    product of rings) run until ``deadline``.
     """
     topo = inst.topology
     group = cayley_group(topo) if use_z3 and inst.chunks == inst.n == topo.n else None

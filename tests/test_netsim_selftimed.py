@@ -107,3 +107,23 @@ def test_sweep_rows_carry_self_timed() -> None:
         assert isinstance(r["self_timed"], int) and isinstance(r["scheduled"], int)
         assert r["self_timed"] >= r["lower_bound"]
         assert r["adaptive"] >= r["lower_bound"] and r["ecmp"] >= r["lower_bound"]
+
+
+def test_zero_capacity_link_is_input_error() -> None:
+    """A hand-built topology with a 0-multiplicity link: refused, not an endless run."""
+    from accelkb.solver.topology import Topology
+
+    topo = Topology("x", 2, {(0, 1): 0, (1, 0): 1})
+    with pytest.raises(InputError, match="expected transfers on links"):
+        self_timed(topo, "allgather", [(0, 0, 1, (0, 0)), (0, 1, 0, (1, 0))])
+
+
+def test_alltoall_statistics_count_destinations() -> None:
+    """p50/p99 over (destination, chunk) as the dynamic runs count them, not relay arrivals."""
+    topo = parse_topology("ring:8")
+    res = schedule(topo, "alltoall", 1, time_limit_s=10)
+    timed, _ = self_timed_transfers(topo, "alltoall", res.transfers)
+    at_dst = sorted(t + 1 for t, _u, v, c in timed if v == c[1])
+    r = self_timed(topo, "alltoall", res.transfers)
+    assert len(at_dst) == 56 and r.makespan_steps == at_dst[-1]
+    assert r.p50_steps == (at_dst[27] + at_dst[28]) / 2
