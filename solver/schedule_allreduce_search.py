@@ -27,6 +27,7 @@ from accelkb.solver.schedule_best import Best
 from accelkb.solver.schedule_cayley import cayley_allreduce
 from accelkb.solver.schedule_decompose import compose_allreduce, prune_relays
 from accelkb.solver.schedule_greedy import Budget, reverse, spread
+from accelkb.solver.schedule_groups import groups_allreduce
 from accelkb.solver.schedule_model import ChunkId, Instance
 from accelkb.solver.schedule_pipeline import chunk_orders, pipelined_allreduce
 from accelkb.solver.schedule_product import (
@@ -110,7 +111,10 @@ def _quick(inst: Instance, deadline: float, best: Best, use_z3: bool, search: Se
                           "chunk"),
                          (halves_allreduce, "ring halves: each half reduced and copied to its "
                           "ends, the halves swapped at both seams, copied inwards; chunks "
-                          "rotated")):
+                          "rotated"),
+                         (groups_allreduce, "groups: each chunk added inside every fully "
+                          "connected node, then every node's sum sent to every chip of the "
+                          "others over one link; chunks one step apart")):
         got = build(topo, c)
         if got is not None:
             best.offer(got[0], got[1], label)
