@@ -4,20 +4,30 @@
 ``dragonfly:nodes=N``) are each fully connected and every chip has a link from some chip of
 every other group, as in ``dragonfly:nodes=2`` to ``nodes=5`` with four global ports per chip:
 
-1. step ``j``: chunk ``j`` is added inside every group, every chip sending its own value to all
-   its group mates (one chunk on each intra-group link), so each chip holds its group's sum;
-2. step ``j+1``: every chip receives chunk ``j``'s group sum of each other group over one link
-   from that group, while the intra-group links carry chunk ``j+1``.
+Every chunk's intra-group step adds inside every group (each chip sending its own or current
+value to all its group mates, one chunk on each intra-group link); the chunks take the intra
+links one step each, chunk ``j`` in step ``j``. Around it, one global step, of either kind:
 
-The sums a chip adds are of disjoint chip sets, so nothing is counted twice: ``c + 1`` steps
-for ``c`` chunks, which is the diameter bound (2) for one chunk on such a dragonfly, where the
-general search found 4.
+- *sums after* (chunk 0, and any chunk the links leave no room for otherwise): in step ``j+1``
+  every chip receives chunk ``j``'s group sum of each other group over one link from it;
+- *singletons before* (chunks ``j >= 1``, where every group's chips can be assigned, over
+  links, to the chips of each other group, one receiver per sender): in step ``j-1`` every
+  chip sends its own value to its receiver in each other group, so in step ``j`` each chip
+  adds its mates' values, each with the singletons it received: every chip of every group
+  exactly once.
+
+The sums a chip adds are of disjoint chip sets, so nothing is counted twice. With room for
+both kinds in a step (two links between the same chips, ``dragonfly:nodes=2`` and ``nodes=3``)
+``c`` chunks take ``c`` steps, otherwise ``c + 1``; one chunk takes 2, the diameter bound, where
+the general search found 4.
 
 Examples
 --------
 >>> from accelkb.solver.topology import parse_topology
 >>> groups_allreduce(parse_topology("dragonfly:nodes=3"), 1)[0]
 2
+>>> groups_allreduce(parse_topology("dragonfly:nodes=3"), 3)[0]  # singletons before, chunks 1, 2
+3
 >>> groups_allreduce(parse_topology("dragonfly:nodes=9"), 1) is None  # 4 ports, 8 other nodes
 True
 """
@@ -49,8 +59,48 @@ def groups_allreduce(topo: Topology, chunks: int) -> tuple[int, list[TransferT]]
                 if src is None:
                     return None
                 feeds.append((src, v))
+    singles = _assignment(topo, groups)
+    use: dict[tuple[int, int, int], int] = {}
+
+    def fits(step: int, pairs: list[tuple[int, int]]) -> bool:
+        need: dict[tuple[int, int], int] = {}
+        for x, v in pairs:
+            need[(x, v)] = need.get((x, v), 0) + 1
+        return all(use.get((step, x, v), 0) + k <= links[(x, v)] for (x, v), k in need.items())
+
     transfers: list[TransferT] = []
+    steps = 0
     for j in range(chunks):
         transfers += [(j, u, w, (0, j)) for g in groups for u in g for w in g if u != w]
-        transfers += [(j + 1, x, v, (0, j)) for x, v in feeds]
-    return chunks + 1, transfers
+        if j >= 1 and singles is not None and fits(j - 1, singles):
+            step, pairs = j - 1, singles
+        else:
+            step, pairs = j + 1, feeds
+            if not fits(step, pairs):
+                return None  # cannot happen: feeds use one link per (group, chip) per step
+        for x, v in pairs:
+            use[(step, x, v)] = use.get((step, x, v), 0) + 1
+        transfers += [(step, x, v, (0, j)) for x, v in pairs]
+        steps = max(steps, j + 1, step + 1)
+    return steps, transfers
+
+
+def _assignment(topo: Topology, groups: tuple[tuple[int, ...], ...]
+                ) -> list[tuple[int, int]] | None:
+    """``(sender, receiver)`` pairs: every chip sends to one chip of each other group over a
+    link, every chip receiving from at most one chip of each other group per unit link; None
+    where a greedy pass finds no such assignment."""
+    links = topo.links
+    pairs: list[tuple[int, int]] = []
+    for gi, g in enumerate(groups):
+        for gx, other in enumerate(groups):
+            if gx == gi:
+                continue
+            room = {v: 0 for v in other}
+            for x in g:
+                v = next((v for v in other if links.get((x, v), 0) > room[v]), None)
+                if v is None:
+                    return None
+                room[v] += 1
+                pairs.append((x, v))
+    return pairs
