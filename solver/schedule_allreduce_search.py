@@ -113,8 +113,9 @@ def _quick(inst: Instance, deadline: float, best: Best, use_z3: bool, search: Se
                           "ends, the halves swapped at both seams, copied inwards; chunks "
                           "rotated"),
                          (groups_allreduce, "groups: each chunk added inside every fully "
-                          "connected node, then every node's sum sent to every chip of the "
-                          "others over one link; chunks one step apart")):
+                          "connected node, the other nodes' sums received after that step or "
+                          "every chip's own value sent to one chip of each other node before "
+                          "it; chunks one step apart")):
         got = build(topo, c)
         if got is not None:
             best.offer(got[0], got[1], label)
