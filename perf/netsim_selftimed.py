@@ -105,9 +105,8 @@ def self_timed_transfers(topo: Topology, collective: str, transfers: Sequence[Tr
     done_at = [-1] * len(transfers)
     step, max_q, sent = 0, 0, 0
     while sent < len(transfers):
-        if not any(queues.values()):
-            raise InputError("expected transfers whose inputs all arrive, got a dependency "
-                             "cycle")  # impossible for a schedule that passed the checker
+        if not any(queues.values()):  # cannot happen: every input is planned earlier
+            raise RuntimeError("self-timed run stalled with transfers left")
         ready: list[int] = []
         for e in sorted(queues):
             q = queues[e]
