@@ -4,22 +4,21 @@
 ``dragonfly:nodes=N``) are each fully connected and every chip has a link from some chip of
 every other group, as in ``dragonfly:nodes=2`` to ``nodes=5`` with four global ports per chip:
 
-Every chunk's intra-group step adds inside every group (each chip sending its own or current
-value to all its group mates, one chunk on each intra-group link); the chunks take the intra
-links one step each, chunk ``j`` in step ``j``. Around it, one global step, of either kind:
+Every chunk's intra-group step adds inside every group (each chip sending its current value
+to all its group mates, one chunk on each intra-group link); the chunks take the intra links
+one step each, chunk ``j`` in step ``j``. Each chunk also has one global step, of either kind:
 
-- *sums after* (chunk 0, and any chunk the links leave no room for otherwise): in step ``j+1``
-  every chip receives chunk ``j``'s group sum of each other group over one link from it;
-- *singletons before* (chunks ``j >= 1``, where every group's chips can be assigned, over
-  links, to the chips of each other group, one receiver per sender): in step ``j-1`` every
-  chip sends its own value to its receiver in each other group, so in step ``j`` each chip
-  adds its mates' values, each with the singletons it received: every chip of every group
-  exactly once.
+- *sums after* (a step after ``j``): every chip receives chunk ``j``'s group sum of each other
+  group over one link from it;
+- *singletons before* (a step before ``j``, where every group's chips can be assigned, over
+  links, to the chips of each other group, one receiver per sender and unit link): every chip
+  sends its own value to its receiver in each other group, so in step ``j`` each chip adds its
+  mates' values, each with the singletons it received: every chip of every group exactly once.
 
-The sums a chip adds are of disjoint chip sets, so nothing is counted twice. With room for
-both kinds in a step (two links between the same chips, ``dragonfly:nodes=2`` and ``nodes=3``)
-``c`` chunks take ``c`` steps, otherwise ``c + 1``; one chunk takes 2, the diameter bound, where
-the general search found 4.
+The sums a chip adds are of disjoint chip sets, so nothing is counted twice. The global steps
+are placed last chunk first (singletons as late as possible, sums as early as possible) within
+``max(c, 2)`` steps, else ``c + 1``: on ``dragonfly:nodes=2`` to ``nodes=5`` ``c`` chunks take
+``max(c, 2)`` steps; one chunk takes 2, the diameter bound, where the general search found 4.
 
 Examples
 --------
@@ -33,6 +32,8 @@ True
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from accelkb.solver.schedule_model import TransferT
 from accelkb.solver.topology import Topology
@@ -60,29 +61,42 @@ def groups_allreduce(topo: Topology, chunks: int) -> tuple[int, list[TransferT]]
                     return None
                 feeds.append((src, v))
     singles = _assignment(topo, groups)
-    use: dict[tuple[int, int, int], int] = {}
-
-    def fits(step: int, pairs: list[tuple[int, int]]) -> bool:
-        need: dict[tuple[int, int], int] = {}
-        for x, v in pairs:
-            need[(x, v)] = need.get((x, v), 0) + 1
-        return all(use.get((step, x, v), 0) + k <= links[(x, v)] for (x, v), k in need.items())
-
+    for steps in range(max(chunks, 2), chunks + 2):
+        placed = _place(chunks, steps, feeds, singles, links)
+        if placed is not None:
+            break
+    else:
+        return None  # not reached: with c + 1 steps every chunk has its own feed step
     transfers: list[TransferT] = []
-    steps = 0
-    for j in range(chunks):
+    for j, (step, pairs) in enumerate(placed):
         transfers += [(j, u, w, (0, j)) for g in groups for u in g for w in g if u != w]
-        if j >= 1 and singles is not None and fits(j - 1, singles):
-            step, pairs = j - 1, singles
-        else:
-            step, pairs = j + 1, feeds
-            if not fits(step, pairs):
-                return None  # cannot happen: feeds use one link per (group, chip) per step
-        for x, v in pairs:
-            use[(step, x, v)] = use.get((step, x, v), 0) + 1
         transfers += [(step, x, v, (0, j)) for x, v in pairs]
-        steps = max(steps, j + 1, step + 1)
     return steps, transfers
+
+
+def _place(chunks: int, steps: int, feeds: list[tuple[int, int]],
+           singles: list[tuple[int, int]] | None, links: Mapping[tuple[int, int], int]
+           ) -> list[tuple[int, list[tuple[int, int]]]] | None:
+    """The global step of every chunk (``j`` has its intra-group step at ``j``): singletons at
+    a step before ``j`` (latest first) or sums at a step after it (earliest first), last chunk
+    first, within ``steps`` and the unit links; None where some chunk finds no room."""
+    use: dict[tuple[int, int, int], int] = {}
+    placed: list[tuple[int, list[tuple[int, int]]]] = [(0, [])] * chunks
+    for j in reversed(range(chunks)):
+        options = [(s, singles) for s in range(j - 1, -1, -1) if singles is not None]
+        options += [(s, feeds) for s in range(j + 1, steps)]
+        for step, pairs in options:
+            need: dict[tuple[int, int], int] = {}
+            for x, v in pairs:
+                need[(x, v)] = need.get((x, v), 0) + 1
+            if all(use.get((step, x, v), 0) + k <= links[(x, v)] for (x, v), k in need.items()):
+                for (x, v), k in need.items():
+                    use[(step, x, v)] = use.get((step, x, v), 0) + k
+                placed[j] = (step, pairs)
+                break
+        else:
+            return None
+    return placed
 
 
 def _assignment(topo: Topology, groups: tuple[tuple[int, ...], ...]
