@@ -104,6 +104,13 @@ def collective_messages(topo: Topology, collective: str, chunks: int = 1,
     return initial, released
 
 
+def percentiles(times: Sequence[int]) -> tuple[float, float]:
+    """``(p50, p99)`` of sorted completion steps; ``(0.0, 0.0)`` for none."""
+    if not times:
+        return 0.0, 0.0
+    return float(statistics.median(times)), float(times[min(len(times) - 1, int(0.99 * len(times)))])
+
+
 def simulate(topo: Topology, initial: list[Message], released: dict[int, list[Message]] | None
              = None, policy: str = "adaptive", seed: int = 0, max_steps: int = 1_000_000
              ) -> SimResult:
@@ -188,12 +195,11 @@ def simulate(topo: Topology, initial: list[Message], released: dict[int, list[Me
         active = {e for e, q in queues.items() if q}
         step += 1
     times = sorted(done_at)
+    p50, p99 = percentiles(times)
     makespan = times[-1] if times else 0
     util = hop_count / (topo.unit_links * makespan) if makespan else 0.0
     return SimResult(policy=policy, messages=len(msgs), makespan_steps=makespan,
-                     p50_steps=float(statistics.median(times)) if times else 0.0,
-                     p99_steps=float(times[min(len(times) - 1, int(0.99 * len(times)))])
-                     if times else 0.0,
+                     p50_steps=p50, p99_steps=p99,
                      link_utilization=round(util, 4), max_queue=max_q)
 
 
@@ -213,10 +219,11 @@ def scheduled_stats(transfers, makespan: int, unit_links: int) -> dict[str, floa
         key = (v, c)
         last[key] = max(last.get(key, 0), t + 1)
     times = sorted(last.values())
+    p50, p99 = percentiles(times)
     return {
         "makespan_steps": makespan,
-        "p50_steps": float(statistics.median(times)) if times else 0.0,
-        "p99_steps": float(times[min(len(times) - 1, int(0.99 * len(times)))]) if times else 0.0,
+        "p50_steps": p50,
+        "p99_steps": p99,
         "link_utilization": round(len(transfers) / (unit_links * makespan), 4) if makespan
         else 0.0,
     }

@@ -38,12 +38,11 @@ Examples
 from __future__ import annotations
 
 import random
-import statistics
 from collections import deque
 from collections.abc import Sequence
 
 from accelkb.errors import InputError
-from accelkb.perf.netsim import SimResult
+from accelkb.perf.netsim import SimResult, percentiles
 from accelkb.solver.schedule_model import ChunkId, Instance, TransferT
 from accelkb.solver.topology import Topology
 
@@ -146,11 +145,10 @@ def self_timed(topo: Topology, collective: str, transfers: Sequence[TransferT],
         if v in wanted[c]:
             last[(v, c)] = max(last.get((v, c), 0), t + 1)
     times = sorted(last.values())
+    p50, p99 = percentiles(times)
     makespan = times[-1] if times else 0
     return SimResult(policy="self-timed", messages=len(timed), makespan_steps=makespan,
-                     p50_steps=float(statistics.median(times)) if times else 0.0,
-                     p99_steps=float(times[min(len(times) - 1, int(0.99 * len(times)))])
-                     if times else 0.0,
+                     p50_steps=p50, p99_steps=p99,
                      link_utilization=round(len(timed) / (topo.unit_links * makespan), 4)
                      if makespan else 0.0,
                      max_queue=max_q)
