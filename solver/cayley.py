@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import networkx as nx
@@ -123,8 +124,15 @@ def _regular_subgroup(auts: list[tuple[int, ...]]) -> set[tuple[int, ...]] | Non
     return None
 
 
-def _lane_group(topo: Topology) -> CayleyGroup | None:
-    """The lane group of a one-level dragonfly (module docstring), or None."""
+def lane_rotation(topo: Topology) -> tuple[int, Callable[[int], tuple[int, ...]]] | None:
+    """``(P, rotate)`` for a one-level dragonfly (one group level, nodes of consecutive chips)
+    whose lanes ``c mod P`` turn by an automorphism, the largest such ``P``; ``rotate(s)`` is
+    the chip permutation that moves every chip ``s`` lanes on inside its node. None otherwise.
+
+    >>> from accelkb.solver.topology import parse_topology
+    >>> lane_rotation(parse_topology("dragonfly:nodes=8"))[0]
+    4
+    """
     if len(topo.groups) != 1 or topo.ranks not in (0, topo.n):
         return None
     nodes = topo.groups[0]
@@ -135,33 +143,42 @@ def _lane_group(topo: Topology) -> CayleyGroup | None:
         def rotate(shift: int, p: int = lanes) -> tuple[int, ...]:
             return tuple(c - c % size + (c % size) // p * p + ((c % p) + shift) % p
                          for c in range(topo.n))
-        if not _is_automorphism(topo, rotate(1)):
-            continue
-        lane0 = [c for c in range(topo.n) if c % lanes == 0]
-        if len(lane0) > LANE_GRAPH_LIMIT:
-            return None
-        sub = nx.Graph()
-        sub.add_nodes_from(lane0)
-        sub.add_edges_from((u, v, {"node": u // size == v // size, "m": m})
-                           for (u, v), m in topo.links.items() if u % lanes == v % lanes == 0)
-        matcher = GraphMatcher(sub, sub, edge_match=lambda a, b: a == b)
-        index = {c: i for i, c in enumerate(lane0)}
-        auts = [tuple(index[iso[c]] for c in lane0)
-                for iso in itertools.islice(matcher.isomorphisms_iter(), AUTOMORPHISM_LIMIT)]
-        regular = _regular_subgroup(auts)
-        if regular is None:
-            return None
-        elements = []
-        for a in regular:
-            for shift in range(lanes):
-                turn = rotate(shift)
-                g = tuple(lane0[a[index[c - c % lanes]]] + c % lanes for c in turn)
-                if not _is_automorphism(topo, g):
-                    return None
-                elements.append(g)
-        parity = tuple(c % lanes % 2 for c in range(topo.n)) if lanes % 2 == 0 else None
-        return _group(topo, elements, parity)
+        if _is_automorphism(topo, rotate(1)):
+            return lanes, rotate
     return None
+
+
+def _lane_group(topo: Topology) -> CayleyGroup | None:
+    """The lane group of a one-level dragonfly (module docstring), or None."""
+    found = lane_rotation(topo)
+    if found is None:
+        return None
+    lanes, rotate = found
+    size = len(topo.groups[0][0])
+    lane0 = [c for c in range(topo.n) if c % lanes == 0]
+    if len(lane0) > LANE_GRAPH_LIMIT:
+        return None
+    sub = nx.Graph()
+    sub.add_nodes_from(lane0)
+    sub.add_edges_from((u, v, {"node": u // size == v // size, "m": m})
+                       for (u, v), m in topo.links.items() if u % lanes == v % lanes == 0)
+    matcher = GraphMatcher(sub, sub, edge_match=lambda a, b: a == b)
+    index = {c: i for i, c in enumerate(lane0)}
+    auts = [tuple(index[iso[c]] for c in lane0)
+            for iso in itertools.islice(matcher.isomorphisms_iter(), AUTOMORPHISM_LIMIT)]
+    regular = _regular_subgroup(auts)
+    if regular is None:
+        return None
+    elements = []
+    for a in regular:
+        for shift in range(lanes):
+            turn = rotate(shift)
+            g = tuple(lane0[a[index[c - c % lanes]]] + c % lanes for c in turn)
+            if not _is_automorphism(topo, g):
+                return None
+            elements.append(g)
+    parity = tuple(c % lanes % 2 for c in range(topo.n)) if lanes % 2 == 0 else None
+    return _group(topo, elements, parity)
 
 
 def cayley_group(topo: Topology) -> CayleyGroup | None:

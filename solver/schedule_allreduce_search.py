@@ -17,7 +17,8 @@ import time
 
 from accelkb.solver import schedule_allreduce_z3 as arz3
 from accelkb.solver.bounds import all_distances, lower_bounds
-from accelkb.solver.cayley import CayleyGroup, cayley_group
+from accelkb.solver.cayley import CayleyGroup, cayley_group, lane_rotation
+from accelkb.solver.cayley_subgraph import cayley_subgraph
 from accelkb.solver.schedule_allreduce import (
     doubling_allreduce,
     ring_allreduce,
@@ -55,14 +56,24 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
     product of rings) run until ``deadline``.
     """
     topo = inst.topology
-    group = cayley_group(topo) if use_z3 and inst.chunks == inst.n == topo.n else None
-    if group is None:
+    one_each = use_z3 and inst.chunks == inst.n == topo.n
+    group = cayley_group(topo) if one_each else None
+    if group is None and (not one_each or lane_rotation(topo) is None):
         _constructions(inst, deadline, best, use_z3, search, "all")
         return
     now = time.monotonic()
     _constructions(inst, now + (deadline - now) / 2, best, use_z3, search, "quick")
-    now = time.monotonic()
-    _cayley(inst, group, now + 0.75 * (deadline - now), best)
+    on = topo
+    if group is None and best.steps is not None and best.steps > 1:
+        # a lane dragonfly with uneven global ports: a spanning subgraph with a lane group,
+        # if it keeps enough links for a template one step below the best
+        needed = -(-2 * topo.n * (topo.n - 1) // (best.steps - 1))
+        found = cayley_subgraph(topo, min_unit_links=needed)
+        if found is not None:
+            on, group = found
+    if group is not None:
+        now = time.monotonic()
+        _cayley(inst, on, group, now + 0.75 * (deadline - now), best)
     _constructions(inst, deadline, best, use_z3, search, "slow")
 
 
@@ -205,11 +216,13 @@ def _product(inst: Instance, deadline: float, best: Best, use_z3: bool, search: 
                        "every ring an allreduce of the line (plane) sums")
 
 
-def _cayley(inst: Instance, group: CayleyGroup, deadline: float, best: Best) -> None:
+def _cayley(inst: Instance, topo: Topology, group: CayleyGroup, deadline: float, best: Best
+            ) -> None:
     """Allreduce of ``n`` chunks on a Cayley topology (torus, hypercube, GroqRack-like
     dragonfly): a Z3 template chunk copied by a regular automorphism group
-    (:mod:`schedule_cayley`), one step below the best so far at a time."""
-    topo = inst.topology
+    (:mod:`schedule_cayley`), one step below the best so far at a time. ``topo`` is the
+    instance's topology or a spanning subgraph of it (:mod:`cayley_subgraph`)."""
+    sub = topo.unit_links < inst.topology.unit_links
     if best.steps is None:
         return
     # half the time left when the gossip relaxation after it may still prove optimality
@@ -224,7 +237,10 @@ def _cayley(inst: Instance, group: CayleyGroup, deadline: float, best: Best) -> 
             return
         best.offer(steps, trs, "cayley: one Z3 template chunk (reduce into chip 0, broadcast "
                    "back), copied by a regular automorphism group"
-                   + (", odd chips running it time-reversed" if group.parity else ""))
+                   + (", odd chips running it time-reversed" if group.parity else "")
+                   + (f", on a spanning subgraph ({topo.unit_links} of "
+                      f"{inst.topology.unit_links} unit links: every chip keeps as many global "
+                      "links as the chip with the fewest)" if sub else ""))
 
 
 def _pipelined(topo: Topology, deadline: float, best: Best, tries: int = 8) -> None:

@@ -194,6 +194,7 @@ def test_switched_node_schedules_use_the_switch_as_relay(collective: str) -> Non
     "accelkb.solver.z3fast", "accelkb.solver.schedule_allreduce",
     "accelkb.solver.schedule_product", "accelkb.solver.schedule_ring",
     "accelkb.solver.schedule_best", "accelkb.solver.schedule_groups",
+    "accelkb.solver.cayley", "accelkb.solver.cayley_subgraph",
 ])
 def test_docstring_examples_run(module: str) -> None:
     import doctest
