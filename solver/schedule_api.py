@@ -2,7 +2,8 @@
 
 Pipeline: bounds -> constructive schedules (allgather-like: :mod:`schedule_greedy` and the
 decompositions of :mod:`schedule_decompose`; allreduce: :mod:`schedule_allreduce_search`, with
-the ring, switch, product-of-rings and Cayley-template constructions; alltoall and traffic:
+the ring, switch, product-of-rings and Cayley-template constructions, the template also on a
+Cayley spanning subgraph (:mod:`cayley_subgraph`); alltoall and traffic:
 :mod:`schedule_routed`) -> if the best one is above the bound and the instance is small enough,
 Z3 (:mod:`schedule_encoding`; for allreduce :mod:`schedule_allreduce_z3`, whose gossip
 relaxation and exact encoding give the proofs) at ``T-1, T-2, ...`` until UNSAT (then the
