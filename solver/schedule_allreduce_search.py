@@ -2,7 +2,8 @@
 
 Constructions first (ring, switch, recursive doubling, ring halves; reduce-scatter + allgather
 composed; the pipelined reduce-scatter; tori as products of rings; on Cayley topologies a Z3
-template chunk copied by a regular automorphism group), then, below the best of them, Z3: the
+template chunk copied by a regular automorphism group, and on lane dragonflies with uneven
+global ports the same on a Cayley spanning subgraph), then, below the best of them, Z3: the
 one-way gossip relaxation, whose UNSAT proves optimality, and the exact encoding
 (:mod:`schedule_allreduce_z3`), whose UNSAT is also a proof.
 
@@ -18,7 +19,7 @@ import time
 from accelkb.solver import schedule_allreduce_z3 as arz3
 from accelkb.solver.bounds import all_distances, lower_bounds
 from accelkb.solver.cayley import CayleyGroup, cayley_group, lane_rotation
-from accelkb.solver.cayley_subgraph import cayley_subgraph
+from accelkb.solver.cayley_subgraph import SEARCH_SECONDS, cayley_subgraph
 from accelkb.solver.schedule_allreduce import (
     doubling_allreduce,
     ring_allreduce,
@@ -54,10 +55,16 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
     quarters of what is left (of which it keeps half for itself where the gossip relaxation
     may still prove optimality, see :func:`_cayley`); the slower constructions (pipelined,
     product of rings) run until ``deadline``.
+
+    A one-level lane dragonfly without such a group (GroqDF8x8: chips with 3 and 4 global
+    links) takes the same path: after the quick constructions, :mod:`cayley_subgraph` looks for
+    a spanning subgraph that has one (in at most a quarter of the time left), and the template
+    search runs on it where it keeps enough links to beat the best schedule by a step.
     """
     topo = inst.topology
     one_each = use_z3 and inst.chunks == inst.n == topo.n
-    group = cayley_group(topo) if one_each else None
+    group = (cayley_group(topo, time.monotonic() + (deadline - time.monotonic()) / 4)
+             if one_each else None)
     if group is None and (not one_each or lane_rotation(topo) is None):
         _constructions(inst, deadline, best, use_z3, search, "all")
         return
@@ -68,7 +75,8 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
         # a lane dragonfly with uneven global ports: a spanning subgraph with a lane group,
         # if it keeps enough links for a template one step below the best
         needed = -(-2 * topo.n * (topo.n - 1) // (best.steps - 1))
-        found = cayley_subgraph(topo, min_unit_links=needed)
+        seconds = min(SEARCH_SECONDS, (deadline - time.monotonic()) / 4)
+        found = cayley_subgraph(topo, min_unit_links=needed, seconds=seconds)
         if found is not None:
             on, group = found
     if group is not None:
@@ -222,9 +230,9 @@ def _cayley(inst: Instance, topo: Topology, group: CayleyGroup, deadline: float,
     dragonfly): a Z3 template chunk copied by a regular automorphism group
     (:mod:`schedule_cayley`), one step below the best so far at a time. ``topo`` is the
     instance's topology or a spanning subgraph of it (:mod:`cayley_subgraph`)."""
-    sub = topo.unit_links < inst.topology.unit_links
     if best.steps is None:
         return
+    on_subgraph = topo is not inst.topology
     # half the time left when the gossip relaxation after it may still prove optimality
     left = deadline - time.monotonic()
     if _relaxation_fits(inst, best.steps - 1, left):
@@ -240,7 +248,7 @@ def _cayley(inst: Instance, topo: Topology, group: CayleyGroup, deadline: float,
                    + (", odd chips running it time-reversed" if group.parity else "")
                    + (f", on a spanning subgraph ({topo.unit_links} of "
                       f"{inst.topology.unit_links} unit links: every chip keeps as many global "
-                      "links as the chip with the fewest)" if sub else ""))
+                      "links as the chip with the fewest)" if on_subgraph else ""))
 
 
 def _pipelined(topo: Topology, deadline: float, best: Best, tries: int = 8) -> None:

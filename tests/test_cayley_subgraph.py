@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import itertools
 import random
+import time
 from collections import Counter
 
 import pytest
 from conftest import SHARED
 
 from accelkb.solver import schedule
-from accelkb.solver.cayley import lane_rotation
+from accelkb.solver.cayley import CayleyGroup, cayley_group, lane_rotation
 from accelkb.solver.cayley_subgraph import _drop_sets, cayley_subgraph
-from accelkb.solver.topology import load_topology_file, parse_topology
+from accelkb.solver.topology import Topology, load_topology_file, parse_topology
 
 
 def _brute_drop_sets(edges: dict[tuple[int, int], int], excess: dict[int, int]
@@ -40,16 +41,28 @@ def test_drop_sets_are_exactly_the_degree_constrained_multisets(seed: int) -> No
     n = rnd.randint(3, 6)
     edges = {(u, v): rnd.randint(1, 2) for u, v in itertools.combinations(range(n), 2)
              if rnd.random() < 0.6}
-    excess = {c: rnd.randint(1, 2) for c in range(n) if rnd.random() < 0.7}
+    excess = {c: rnd.randint(0, 2) for c in range(n) if rnd.random() < 0.7}
     got = [tuple(sorted(d)) for d in _drop_sets(edges, excess)]
     assert len(got) == len(set(got))  # each multiset once
     assert set(got) == _brute_drop_sets(edges, excess)
 
 
-def _check_subgraph(topo, sub, group) -> None:
+def test_drop_sets_edge_cases() -> None:
+    assert list(_drop_sets({(0, 1): 1}, {1: 0})) == [[]]  # nothing to drop: the empty set
+    # an odd total in a connected part can never be met: no search at all (K15 took 44 s)
+    k15 = {e: 1 for e in itertools.combinations(range(15), 2)}
+    assert list(_drop_sets(k15, dict.fromkeys(range(15), 1))) == []
+    # a deadline that has passed stops the search
+    k6 = {e: 1 for e in itertools.combinations(range(6), 2)}
+    assert list(_drop_sets(k6, dict.fromkeys(range(6), 1), deadline=time.monotonic() - 1)) == []
+    assert len(list(_drop_sets(k6, dict.fromkeys(range(6), 1)))) == 15  # perfect matchings
+
+
+def _check_subgraph(topo: Topology, sub: Topology, group: CayleyGroup) -> None:
     assert sub.n == topo.n and sub.groups == topo.groups
     assert all(topo.links.get(e, 0) >= m for e, m in sub.links.items())  # spanning subgraph
-    out = Counter()
+    assert all(sub.links.get((v, u)) == m for (u, v), m in sub.links.items())  # symmetric
+    out: Counter[int] = Counter()
     for (u, _v), m in sub.links.items():
         out[u] += m
     assert len(set(out.values())) == 1  # every chip keeps the same number of links
@@ -65,8 +78,15 @@ def test_groq_dragonfly_of_8_nodes_keeps_three_global_links_per_chip() -> None:
     sub, group = found
     _check_subgraph(topo, sub, group)
     assert sub.unit_links == 64 * (7 + 3)
-    # asking for more links than such a subgraph keeps gives nothing
+    # asking for more links than such a subgraph keeps gives nothing; nor does no time
     assert cayley_subgraph(topo, min_unit_links=641) is None
+    assert cayley_subgraph(topo, seconds=0) is None
+
+
+def test_lane_group_search_gives_up_at_its_deadline() -> None:
+    topo = parse_topology("dragonfly:nodes=9")
+    assert cayley_group(topo) is not None
+    assert cayley_group(topo, deadline=time.monotonic() - 1) is None
 
 
 @pytest.mark.parametrize("spec", ["dragonfly:nodes=9", "dragonfly:nodes=5", "torus:4x4", "ring:8",
