@@ -7,8 +7,8 @@ per step, copies free, combining free). :func:`lower_bounds` returns all of them
 - ``diameter``: the farthest source-destination pair needs that many hops.
 - ``ingress`` (allgather, alltoall): chip ``v`` must receive ``c*(n-1)`` chunks over its
   in-links. ``egress`` (reduce_scatter): every non-owner must send each chunk's contribution.
-- ``cut``: chunks that must enter a chip group ``S`` over its in-links (groups of the topology
-  and BFS balls); for alltoall ``|S|*|V-S|`` chunks cross.
+- ``cut``: chunks that must enter a chip group ``S`` over its in-links (groups of the topology,
+  BFS balls, slabs of generated grids); for alltoall ``|S|*|V-S|`` chunks cross.
 - ``entry`` (broadcast from ``root``): every chunk must cross into a chip set ``S`` without the
   root that holds a rank, at most ``in(S)`` first crossings fit in a step and none before step
   ``dist(root, S) - 1``, so some chunk first crosses at step
@@ -80,6 +80,7 @@ from collections import deque
 import z3
 from pydantic import BaseModel, ConfigDict, Field
 
+from accelkb.solver.cayley import grid_coordinates
 from accelkb.solver.topology import Topology
 
 COLLECTIVES = ("allgather", "reduce_scatter", "allreduce", "alltoall", "broadcast", "traffic")
@@ -120,7 +121,17 @@ def all_distances(topo: Topology) -> list[list[int]]:
 
 
 def _candidate_sets(topo: Topology, dist: list[list[int]]) -> list[frozenset[int]]:
+    """Chip sets the cut bounds try: the topology's groups, BFS balls, and on a generated grid
+    (torus, hypercube, ring) the slabs ``{v : coordinate k of v < w}``. Any set gives a valid
+    bound; a ball in a ``4x16`` torus is a diamond, while the slab of 8 columns is the
+    bisection that all-to-all must cross (1,024 chunks each way over 8 links: 128 steps)."""
     sets = {frozenset(g) for level in topo.groups for g in level}
+    grid = grid_coordinates(topo)
+    if grid is not None and len(grid[0]) == topo.n:
+        coords, dims, _law = grid
+        for k, size in enumerate(dims):
+            for w in range(1, size):
+                sets.add(frozenset(v for v in range(topo.n) if coords[v][k] < w))
     for root in {0, topo.n // 2}:
         for r in range(1, max(dist[root]) + 1):
             ball = frozenset(v for v in range(topo.n) if dist[root][v] < r)

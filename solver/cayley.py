@@ -64,8 +64,9 @@ class CayleyGroup:
         return self.inverses[u][v]
 
 
-def _coordinates(topo: Topology) -> tuple[list[tuple[int, ...]], tuple[int, ...], str] | None:
-    """Chip coordinates, the sizes and the group law ('add' or 'xor') the name implies."""
+def grid_coordinates(topo: Topology) -> tuple[list[tuple[int, ...]], tuple[int, ...], str] | None:
+    """Chip coordinates, the sizes and the group law ('add' or 'xor') the name of a generated
+    torus, hypercube, ring or clique implies (the links are not checked here), or None."""
     m = re.fullmatch(r"(torus|hypercube|ring|full):([0-9x]+)", topo.name)
     if m is None:
         return None
@@ -195,7 +196,7 @@ def cayley_group(topo: Topology, deadline: float = math.inf) -> CayleyGroup | No
     one-level dragonfly, or None (module docstring); every element is verified to be an
     automorphism of ``topo``. The lane-group search gives up (None) once ``deadline`` (a
     ``time.monotonic()`` value) has passed."""
-    found = _coordinates(topo)
+    found = grid_coordinates(topo)
     if found is None:
         return _lane_group(topo, deadline)
     if topo.ranks not in (0, topo.n):

@@ -69,11 +69,26 @@ def test_dgx_switch_alltoall_is_optimal_through_the_api() -> None:
 
 def test_lp_bound_proves_torus_3x5_where_total_hops_is_loose() -> None:
     """15 chips: above the eager LP limit, so the LP runs only because the schedule (9) is above
-    the combinatorial bounds (7); the 5-rings carry 18 of each chip's 28 hops: 270 / 30 = 9."""
-    r = schedule("torus:3x5", "alltoall", 2, time_limit_s=30)  # about 1 s unloaded
+    the combinatorial bounds (7); the 5-rings carry 18 of each chip's 28 hops: 270 / 30 = 9.
+    The same links under a name that implies no grid, so no slab cut (below) finds it."""
+    torus = parse_topology("torus:3x5")
+    r = schedule(Topology("t3x5-links", torus.n, torus.links), "alltoall", 2, time_limit_s=30)
     assert r.verified and r.status is Status.OPTIMAL
     assert r.makespan_steps == r.lower_bound_steps == 18
     assert r.bounds["lp"] == 18.0 and r.bounds["total_hops"] == 14.0
+
+
+@pytest.mark.parametrize(("spec", "chunks", "cut"), [
+    ("torus:3x5", 2, 18),  # 2 columns of 3 chips against 3: 2*6*9 chunks over 6 links
+    ("torus:4x16", 1, 128),  # IPU-POD64: 8 of 16 columns, 32*32 chunks over 8 links
+])
+def test_slab_cut_of_a_generated_torus(spec: str, chunks: int, cut: int) -> None:
+    topo = parse_topology(spec)
+    b = lower_bounds(topo, "alltoall", chunks, use_lp=False)
+    assert b.values["cut"] == cut and b.best == cut
+    # a BFS ball is a diamond: the same links without the grid name give a weaker cut
+    plain = lower_bounds(Topology("plain", topo.n, topo.links), "alltoall", chunks, use_lp=False)
+    assert plain.values["cut"] < cut
 
 
 def test_three_chunks_per_pair_as_three_one_chunk_alltoalls() -> None:
