@@ -52,6 +52,7 @@ def test_no_group_for_irregular_dragonflies_or_a_name_the_links_contradict() -> 
 @pytest.mark.parametrize(("spec", "lb"), [
     ("hypercube:5", 13),  # 2*31*32 transfers over 160 links: 12.4 steps
     ("torus:2x4x4", 13),
+    ("torus:4x4x4", 21),  # TPU v4 cube: 2*63*64 over 384 links: 21 steps, every link busy
     ("dragonfly:nodes=9", 13),  # GroqRack: 2*71*72 = 10,224 transfers over 792 links: 12.9 steps
 ])
 def test_paired_template_meets_the_transfers_bound(spec: str, lb: int) -> None:
