@@ -45,13 +45,16 @@ from accelkb.solver.schedule_routed import Search
 from accelkb.solver.topology import Topology, ring
 from accelkb.solver.verify_schedule import verify
 
+MAX_PER_ROOT = 4  # template chunks per chip worth a Z3 template search (k*n chunks)
+
 
 def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search: Search) -> None:
     """Offer every allreduce construction that fits before ``deadline`` to ``best``.
 
-    On a Cayley topology with one chunk per chip the template search runs right after the
-    quick constructions (closed forms, reduce-scatter + allgather, at most half the time),
-    since it is the one that reaches the bound there (GroqRack: 13 steps). It gets three
+    On a Cayley topology with ``k*n`` chunks (``k`` up to :data:`MAX_PER_ROOT` template chunks
+    reduced into each chip) the template search runs right after the quick constructions
+    (closed forms, reduce-scatter + allgather, at most half the time), since it is the one that
+    reaches the bound there (GroqRack: 13 steps; ``torus:4x4`` with 32 chunks: 15). It gets three
     quarters of what is left (of which it keeps half for itself where the gossip relaxation
     may still prove optimality, see :func:`_cayley`); the slower constructions (pipelined,
     product of rings) run until ``deadline``.
@@ -62,10 +65,11 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
     search runs on it where it keeps enough links to beat the best schedule by a step.
     """
     topo = inst.topology
-    one_each = use_z3 and inst.chunks == inst.n == topo.n
+    per_root, rest = divmod(inst.chunks, topo.n)
+    templated = use_z3 and inst.n == topo.n and rest == 0 and 1 <= per_root <= MAX_PER_ROOT
     group = (cayley_group(topo, time.monotonic() + (deadline - time.monotonic()) / 4)
-             if one_each else None)
-    if group is None and (not one_each or lane_rotation(topo) is None):
+             if templated else None)
+    if group is None and (not templated or lane_rotation(topo) is None):
         _constructions(inst, deadline, best, use_z3, search, "all")
         return
     now = time.monotonic()
@@ -74,7 +78,7 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
     if group is None and best.steps is not None and best.steps > 1:
         # a lane dragonfly with uneven global ports: a spanning subgraph with a lane group,
         # if it keeps enough links for a template one step below the best
-        needed = -(-2 * topo.n * (topo.n - 1) // (best.steps - 1))
+        needed = -(-2 * inst.chunks * (topo.n - 1) // (best.steps - 1))
         seconds = min(SEARCH_SECONDS, (deadline - time.monotonic()) / 4)
         found = cayley_subgraph(topo, min_unit_links=needed, seconds=seconds)
         if found is not None:
@@ -233,6 +237,7 @@ def _cayley(inst: Instance, topo: Topology, group: CayleyGroup, deadline: float,
     if best.steps is None:
         return
     on_subgraph = topo is not inst.topology
+    per_root = inst.chunks // topo.n
     # half the time left when the gossip relaxation after it may still prove optimality
     left = deadline - time.monotonic()
     if _relaxation_fits(inst, best.steps - 1, left):
@@ -240,10 +245,11 @@ def _cayley(inst: Instance, topo: Topology, group: CayleyGroup, deadline: float,
     dist = all_distances(topo)
     while not best.done and time.monotonic() < deadline:
         steps = best.steps - 1
-        trs = cayley_allreduce(topo, group, dist, steps, deadline)
+        trs = cayley_allreduce(topo, group, dist, steps, deadline, per_root)
         if trs is None:
             return
-        best.offer(steps, trs, "cayley: one Z3 template chunk (reduce into chip 0, broadcast "
+        what = "one Z3 template chunk" if per_root == 1 else f"{per_root} Z3 template chunks"
+        best.offer(steps, trs, f"cayley: {what} (reduce into chip 0, broadcast "
                    "back), copied by a regular automorphism group"
                    + (", odd chips running it time-reversed" if group.parity else "")
                    + (f", on a spanning subgraph ({topo.unit_links} of "

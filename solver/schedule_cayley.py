@@ -25,6 +25,10 @@ filter (:func:`fits`) drops completion steps whose per-step link counts cannot h
 transfers; on GroqRack (``dragonfly:nodes=9``, with the lane group of :mod:`cayley`) at its
 bound of 13 steps it leaves 4, 5, 8 and 9, and 8 is solved in 1-5 s. An UNSAT answer only rules
 out such templates, not the allreduce.
+
+With ``k*n`` chunks, ``k`` template chunks (each with its own completion step) share the slots,
+and chunk ``(0, j*n + v)`` is the ``j``-th copied to chip ``v``: ``torus:4x4`` with 32 chunks
+meets its bound of 15 steps (every link busy in every step), where two 8-step rounds take 16.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from accelkb.solver.z3fast import any_of, at_most, check_until
 MAX_CHOICES = 80_000  # template arc Booleans worth handing to Z3 (GroqRack at 13 steps: 6.9k)
 BUILD_SECONDS_PER_ARC = 2e-4  # building the encoding: 100-160 us per arc measured (GroqRack)
 FIRST_SLICE_S = 3.0  # Z3 time per (completion step, seed) attempt in the first round; x1.5 a round
+MAX_TUPLES = 8  # completion-step tuples tried with several chunks per root
 
 
 def _paired(topo: Topology, group: CayleyGroup) -> bool:
@@ -142,76 +147,109 @@ def reduction_steps(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[
 
 
 def _encode(topo: Topology, group: CayleyGroup, steps: int,
-            arcs: list[tuple[int, int, int, bool]]) -> tuple[z3.Solver, list[z3.BoolRef]]:
-    """One Boolean per arc; per chip exactly one reduction send and one broadcast receive; an arc
-    ``u -> w`` of the reduction needs ``w`` to send later, one of the broadcast needs ``u`` to
-    have received earlier; slot capacities."""
+            arcsets: list[list[tuple[int, int, int, bool]]]
+            ) -> tuple[z3.Solver, list[list[z3.BoolRef]]]:
+    """One Boolean per arc of each template chunk; per chunk and chip exactly one reduction send
+    and one broadcast receive; an arc ``u -> w`` of the reduction needs ``w`` to send later, one
+    of the broadcast needs ``u`` to have received earlier; slot capacities, shared by the
+    chunks."""
     s = z3.Solver()
-    bools = [z3.Bool(f"{'reduce' if red else 'broadcast'}[{u}->{w}]@t{t}")
-             for t, u, w, red in arcs]
-    at: dict[tuple[bool, int, int], list[z3.BoolRef]] = {}  # (reduction?, chip, step) -> arcs
-    for b, (t, u, w, red) in zip(bools, arcs, strict=True):
-        at.setdefault((red, u if red else w, t), []).append(b)
-    when = {key: z3.Bool(f"{'sends' if key[0] else 'receives'}[{key[1]}]@t{key[2]}")
-            for key in at}
-    per_chip: dict[tuple[bool, int], list[z3.BoolRef]] = {}
-    for key, bs in at.items():
-        s.add(when[key] == any_of(bs), at_most(bs, 1))
-        per_chip.setdefault(key[:2], []).append(when[key])
-    for ws in per_chip.values():
-        s.add(any_of(ws), at_most(ws, 1))
-    for b, (t, u, w, red) in zip(bools, arcs, strict=True):
-        if red and w:
-            s.add(z3.Implies(b, any_of([when[k] for k in ((True, w, x) for x in range(t + 1, steps))
-                                        if k in when])))
-        elif not red and u:
-            s.add(z3.Implies(b, any_of([when[k] for k in ((False, u, x) for x in range(t))
-                                        if k in when])))
     paired = _paired(topo, group)
     slots: dict[tuple[int, int, int], list[z3.BoolRef]] = {}
-    for b, (t, u, w, _red) in zip(bools, arcs, strict=True):
-        for slot in _slots(topo, group, steps, u, w, t, paired):
-            slots.setdefault(slot, []).append(b)
+    every = []
+    for j, arcs in enumerate(arcsets):
+        bools = [z3.Bool(f"c{j}.{'reduce' if red else 'broadcast'}[{u}->{w}]@t{t}")
+                 for t, u, w, red in arcs]
+        every.append(bools)
+        at: dict[tuple[bool, int, int], list[z3.BoolRef]] = {}  # (reduction?, chip, step) -> arcs
+        for b, (t, u, w, red) in zip(bools, arcs, strict=True):
+            at.setdefault((red, u if red else w, t), []).append(b)
+        when = {key: z3.Bool(f"c{j}.{'sends' if key[0] else 'receives'}[{key[1]}]@t{key[2]}")
+                for key in at}
+        per_chip: dict[tuple[bool, int], list[z3.BoolRef]] = {}
+        for key, bs in at.items():
+            s.add(when[key] == any_of(bs), at_most(bs, 1))
+            per_chip.setdefault(key[:2], []).append(when[key])
+        for ws in per_chip.values():
+            s.add(any_of(ws), at_most(ws, 1))
+        for b, (t, u, w, red) in zip(bools, arcs, strict=True):
+            if red and w:
+                s.add(z3.Implies(b, any_of([when[k] for k in ((True, w, x)
+                                                              for x in range(t + 1, steps))
+                                            if k in when])))
+            elif not red and u:
+                s.add(z3.Implies(b, any_of([when[k] for k in ((False, u, x) for x in range(t))
+                                            if k in when])))
+            for slot in _slots(topo, group, steps, u, w, t, paired):
+                slots.setdefault(slot, []).append(b)
     for (_t, typ, _c), bs in slots.items():
         s.add(at_most(bs, topo.links[(0, typ)]))
-    return s, bools
+    return s, every
+
+
+def _done_tuples(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[int]], steps: int,
+                 per_root: int) -> list[tuple[int, ...]]:
+    """Completion steps of ``per_root`` template chunks: each one that :func:`fits` alone, the
+    total within ``steps`` times chip 0's links, one of each mirrored tuple where paired, at most
+    :data:`MAX_TUPLES`. Nearest the middle first and, among those, the tuples that are their own
+    mirror (``torus:4x4`` with 32 chunks at 15 steps: ``(7, 8)`` in 0.07 s, ``(7, 7)`` unknown
+    after 20 s; the same on ``torus:4x8``, ``torus:6x6``, ``hypercube:5``)."""
+    if per_root == 1:
+        return [(d,) for d in reduction_steps(topo, group, dist, steps)]
+    if per_root * 2 * (topo.n - 1) > steps * topo.out_units(0):
+        return []
+    low = max(dist[u][0] for u in range(topo.n))
+    high = steps - max(dist[0][u] for u in range(topo.n))
+    ok = [d for d in range(max(low, 1), high + 1) if fits(topo, group, steps, d)]
+    paired = _paired(topo, group)
+    found = []
+    for ds in itertools.combinations_with_replacement(ok, per_root):
+        mirror = tuple(sorted(steps - d for d in ds))
+        if paired and mirror < ds and all(d in ok for d in mirror):
+            continue
+        found.append((sum(abs(2 * d - steps) for d in ds), paired and mirror != ds, ds))
+    return [ds for *_key, ds in sorted(found)[:MAX_TUPLES]]
 
 
 def template(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[int]], steps: int,
-             deadline: float) -> tuple[str, list[tuple[int, int, int]]]:
-    """``("sat", [(step, u, v), ...])`` for chunk 0, or ``("unsat" | "unknown", [])``.
+             deadline: float, per_root: int = 1) -> tuple[str, list[list[tuple[int, int, int]]]]:
+    """``("sat", [[(step, u, v), ...], ...])``, the links of each of the ``per_root`` template
+    chunks reduced into chip 0, or ``("unsat" | "unknown", [])``.
 
-    One encoding per completion step (:func:`reduction_steps`); Z3 gets them in rounds, each
-    attempt a slice of time with a new random seed, since its time on one encoding varies
-    several-fold with the seed (GroqRack at 13 steps, completion step 8: 0.7-5.2 s for 11 of 12
-    seeds, the twelfth over 8 s). Every round tries every candidate: which one Z3 solves fast is
-    not predictable (``torus:4x4x4`` at 21 steps: completion step 12 is first and unknown after
-    8 s with each of 4 seeds, 13 is solved in 0.6-1.1 s; GroqRack: 8 is solved, 9 is not), and
-    adding them one round at a time reached 13 there only after 9.4 s."""
-    dones = reduction_steps(topo, group, dist, steps)
+    One encoding per tuple of completion steps (:func:`reduction_steps`, :func:`_done_tuples`);
+    Z3 gets them in rounds, each attempt a slice of time with a new random seed, since its time
+    on one encoding varies several-fold with the seed (GroqRack at 13 steps, completion step 8:
+    0.7-5.2 s for 11 of 12 seeds, the twelfth over 8 s). Every round tries every candidate:
+    which one Z3 solves fast is not predictable (``torus:4x4x4`` at 21 steps: completion step 12
+    is first and unknown after 8 s with each of 4 seeds, 13 is solved in 0.6-1.1 s; GroqRack: 8
+    is solved, 9 is not), and adding them one round at a time reached 13 there only after
+    9.4 s."""
+    dones = _done_tuples(topo, group, dist, steps, per_root)
     if not dones:
         return "unsat", []
-    built: dict[int, tuple[z3.Solver, list[z3.BoolRef], list]] = {}
-    settled: set[int] = set()
+    built: dict[tuple[int, ...], tuple[z3.Solver, list[list[z3.BoolRef]], list]] = {}
+    settled: set[tuple[int, ...]] = set()
     slice_s = FIRST_SLICE_S
     for seed in itertools.count():
         for done in dones:
             if done in settled:
                 continue
             if done not in built:
-                arcs = _arcs(topo, dist, steps, done)
-                if len(arcs) > MAX_CHOICES or (
-                        deadline - time.monotonic() < len(arcs) * BUILD_SECONDS_PER_ARC):
+                arcsets = [_arcs(topo, dist, steps, d) for d in done]
+                size = sum(map(len, arcsets))
+                if size > MAX_CHOICES or (
+                        deadline - time.monotonic() < size * BUILD_SECONDS_PER_ARC):
                     settled.add(done)  # the build cannot be interrupted: do not overrun
                     continue
-                built[done] = (*_encode(topo, group, steps, arcs), arcs)
-            s, bools, arcs = built[done]
+                built[done] = (*_encode(topo, group, steps, arcsets), arcsets)
+            s, bools, arcsets = built[done]
             s.set("random_seed", seed)
             res = check_until(s, min(deadline, time.monotonic() + slice_s))
             if res == z3.sat:
                 m = s.model()
-                return "sat", sorted((t, u, w) for b, (t, u, w, _r) in zip(bools, arcs, strict=True)
-                                     if z3.is_true(m.eval(b, model_completion=True)))
+                return "sat", [sorted((t, u, w) for b, (t, u, w, _r) in zip(bs, arcs, strict=True)
+                                      if z3.is_true(m.eval(b, model_completion=True)))
+                               for bs, arcs in zip(bools, arcsets, strict=True)]
             if res == z3.unsat:
                 settled.add(done)
             if time.monotonic() >= deadline - 0.05:
@@ -223,20 +261,23 @@ def template(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[int]], 
 
 
 def cayley_allreduce(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[int]],
-                     steps: int, deadline: float) -> list[TransferT] | None:
-    """An allreduce of ``n`` chunks in ``steps`` steps from a template (module docstring), chunk
-    ``(0, v)`` reduced to chip ``v``; None when Z3 finds no template before ``deadline``."""
-    verdict, arcs = template(topo, group, dist, steps, deadline)
+                     steps: int, deadline: float, per_root: int = 1) -> list[TransferT] | None:
+    """An allreduce of ``per_root * n`` chunks in ``steps`` steps from ``per_root`` templates
+    (module docstring), chunk ``(0, j*n + v)`` the ``j``-th one reduced to chip ``v``; None when
+    Z3 finds none before ``deadline``."""
+    verdict, templates = template(topo, group, dist, steps, deadline, per_root)
     if verdict != "sat":
         return None
     trs: list[TransferT] = []
     par = group.parity if _paired(topo, group) else None
     odd = next(v for v in range(topo.n) if par[v]) if par is not None else 0
-    for g in group.elements:
-        if par is not None and par[g[0]]:
-            continue
-        trs += [(t, g[u], g[v], (0, g[0])) for t, u, v in arcs]
-        if par is not None:
-            h = [g[x] for x in group.elements[odd]]
-            trs += [(steps - 1 - t, h[v], h[u], (0, h[0])) for t, u, v in arcs]
+    for j, arcs in enumerate(templates):
+        base = j * topo.n
+        for g in group.elements:
+            if par is not None and par[g[0]]:
+                continue
+            trs += [(t, g[u], g[v], (0, base + g[0])) for t, u, v in arcs]
+            if par is not None:
+                h = [g[x] for x in group.elements[odd]]
+                trs += [(steps - 1 - t, h[v], h[u], (0, base + h[0])) for t, u, v in arcs]
     return sorted(trs)

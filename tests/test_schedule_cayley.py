@@ -147,7 +147,7 @@ def test_counting_filter_only_drops_completion_steps_z3_finds_empty() -> None:
             for done in range(low, steps - low + 1):
                 if not fits(topo, group, steps, done):
                     dropped.append((spec, steps, done))
-                    s, _ = _encode(topo, group, steps, _arcs(topo, dist, steps, done))
+                    s, _ = _encode(topo, group, steps, [_arcs(topo, dist, steps, done)])
                     assert s.check() == z3.unsat, (spec, steps, done)
     assert dropped == [("dragonfly:nodes=3", 4, 2)]
 
@@ -158,3 +158,44 @@ def test_schedule_api_keeps_time_for_the_template_on_a_cayley_dragonfly() -> Non
     assert r.status.value == "OPTIMAL"
     assert r.makespan_steps == r.lower_bound_steps == 8
     assert r.verified and r.method.startswith("cayley")
+
+
+@pytest.mark.parametrize(("spec", "per_root", "steps"), [
+    ("torus:4x4", 2, 15),  # 2*15*32 transfers over 64 links: 15 steps, every link busy
+    ("torus:4x4", 3, 23),  # 2*15*48 / 64 = 22.5
+    ("dragonfly:nodes=3", 2, 9),
+])
+def test_several_template_chunks_per_chip_meet_the_transfers_bound(spec: str, per_root: int,
+                                                                   steps: int) -> None:
+    topo = parse_topology(spec)
+    chunks = per_root * topo.n
+    assert lower_bounds(topo, "allreduce", chunks).best == steps
+    group = cayley_group(topo)
+    assert group is not None
+    trs = cayley_allreduce(topo, group, all_distances(topo), steps, time.monotonic() + 120,
+                           per_root)
+    assert trs is not None
+    assert verify(Instance(topo, "allreduce", chunks), trs, steps).ok
+    assert len(trs) == chunks * 2 * (topo.n - 1)  # the fewest transfers an allreduce can use
+    assert {ch[1] for *_, ch in trs} == set(range(chunks))
+
+
+def test_completion_step_tuples_skip_mirrors_and_put_self_mirrored_ones_first() -> None:
+    from accelkb.solver.schedule_cayley import _done_tuples
+
+    topo = parse_topology("torus:4x4")
+    group = cayley_group(topo)
+    assert group is not None
+    dist = all_distances(topo)
+    tuples = _done_tuples(topo, group, dist, 15, 2)
+    assert tuples[0] == (7, 8)  # its own mirror (15 - 7 = 8)
+    assert (7, 7) in tuples and (8, 8) not in tuples  # (8, 8) is the mirror of (7, 7)
+    assert _done_tuples(topo, group, dist, 14, 2) == []  # 960 transfers > 14 steps * 64 links
+    assert _done_tuples(topo, group, dist, 8, 1) == [(d,) for d in
+                                                     reduction_steps(topo, group, dist, 8)]
+
+
+def test_schedule_api_uses_two_template_chunks_per_chip() -> None:
+    r = schedule("torus:4x4", "allreduce", chunks=32, time_limit_s=10)
+    assert r.status.value == "OPTIMAL" and r.makespan_steps == r.lower_bound_steps == 15
+    assert r.verified and r.method.startswith("cayley: 2 Z3 template chunks")
