@@ -122,12 +122,13 @@ def all_distances(topo: Topology) -> list[list[int]]:
 
 def _candidate_sets(topo: Topology, dist: list[list[int]]) -> list[frozenset[int]]:
     """Chip sets the cut bounds try: the topology's groups, BFS balls, and on a generated grid
-    (torus, hypercube, ring) the slabs ``{v : coordinate k of v < w}``. Any set gives a valid
-    bound; a ball in a ``4x16`` torus is a diamond, while the slab of 8 columns is the
-    bisection that all-to-all must cross (1,024 chunks each way over 8 links: 128 steps)."""
+    (torus, hypercube, ring; ``full:n`` as one line) the slabs ``{v : coordinate k of v < w}``.
+    Any set gives a valid bound; a ball in a ``4x16`` torus is a diamond, while the slab of 8
+    columns is the bisection that all-to-all must cross (1,024 chunks each way over 8 links:
+    128 steps)."""
     sets = {frozenset(g) for level in topo.groups for g in level}
     grid = grid_coordinates(topo)
-    if grid is not None and len(grid[0]) == topo.n:
+    if grid is not None:
         coords, dims, _law = grid
         for k, size in enumerate(dims):
             for w in range(1, size):

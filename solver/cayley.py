@@ -67,15 +67,21 @@ class CayleyGroup:
 def grid_coordinates(topo: Topology) -> tuple[list[tuple[int, ...]], tuple[int, ...], str] | None:
     """Chip coordinates, the sizes and the group law ('add' or 'xor') the name of a generated
     torus, hypercube, ring or clique implies (the links are not checked here), or None."""
-    m = re.fullmatch(r"(torus|hypercube|ring|full):([0-9x]+)", topo.name)
+    m = re.fullmatch(r"(torus|hypercube|ring|full):(\d+(?:x\d+)*)", topo.name)
     if m is None:
         return None
     kind, arg = m.groups()
+    sizes = tuple(int(x) for x in arg.split("x"))
+    if kind != "torus" and len(sizes) != 1:
+        return None
     if kind == "hypercube":
-        d = int(arg)
+        d = sizes[0]
+        if d > 30 or 1 << d != topo.n:  # the name does not fit the chips: no coordinates
+            return None
         return [tuple((v >> k) & 1 for k in range(d)) for v in range(1 << d)], (2,) * d, "xor"
-    dims = tuple(int(x) for x in arg.split("x")) if kind == "torus" else (int(arg),)
-    return list(itertools.product(*[range(d) for d in dims])), dims, "add"
+    if math.prod(sizes) != topo.n:
+        return None
+    return list(itertools.product(*[range(d) for d in sizes])), sizes, "add"
 
 
 def _is_automorphism(topo: Topology, g: tuple[int, ...]) -> bool:

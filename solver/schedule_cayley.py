@@ -48,6 +48,7 @@ MAX_CHOICES = 80_000  # template arc Booleans worth handing to Z3 (GroqRack at 1
 BUILD_SECONDS_PER_ARC = 2e-4  # building the encoding: 100-160 us per arc measured (GroqRack)
 FIRST_SLICE_S = 3.0  # Z3 time per (completion step, seed) attempt in the first round; x1.5 a round
 MAX_TUPLES = 8  # completion-step tuples tried with several chunks per root
+NEAR_STEPS = 6  # completion steps nearest the middle those tuples draw on
 
 
 def _paired(topo: Topology, group: CayleyGroup) -> bool:
@@ -189,18 +190,24 @@ def _encode(topo: Topology, group: CayleyGroup, steps: int,
 
 def _done_tuples(topo: Topology, group: CayleyGroup, dist: Sequence[Sequence[int]], steps: int,
                  per_root: int) -> list[tuple[int, ...]]:
-    """Completion steps of ``per_root`` template chunks: each one that :func:`fits` alone, the
-    total within ``steps`` times chip 0's links, one of each mirrored tuple where paired, at most
-    :data:`MAX_TUPLES`. Nearest the middle first and, among those, the tuples that are their own
-    mirror (``torus:4x4`` with 32 chunks at 15 steps: ``(7, 8)`` in 0.07 s, ``(7, 7)`` unknown
-    after 20 s; the same on ``torus:4x8``, ``torus:6x6``, ``hypercube:5``)."""
+    """Completion steps of ``per_root`` template chunks. One chunk: :func:`reduction_steps`
+    (its own order). Several: each step one that :func:`fits` alone, among the
+    :data:`NEAR_STEPS` nearest the middle; the total within ``steps`` times chip 0's links; one
+    of each mirrored tuple where paired; none where the encoding would exceed
+    :data:`MAX_CHOICES`; at most :data:`MAX_TUPLES`, nearest the middle first and, among those,
+    the tuples that are their own mirror (``torus:4x4`` with 32 chunks at 15 steps: ``(7, 8)``
+    in 0.07 s, ``(7, 7)`` unknown after 20 s; the same on ``torus:4x8``, ``torus:6x6``,
+    ``hypercube:5``)."""
     if per_root == 1:
         return [(d,) for d in reduction_steps(topo, group, dist, steps)]
     if per_root * 2 * (topo.n - 1) > steps * topo.out_units(0):
         return []
     low = max(dist[u][0] for u in range(topo.n))
     high = steps - max(dist[0][u] for u in range(topo.n))
-    ok = [d for d in range(max(low, 1), high + 1) if fits(topo, group, steps, d)]
+    if high < max(low, 1) or per_root * len(_arcs(topo, dist, steps, (low + high) // 2)) > MAX_CHOICES:
+        return []
+    near = sorted(range(max(low, 1), high + 1), key=lambda d: abs(2 * d - steps))[:NEAR_STEPS]
+    ok = sorted(d for d in near if fits(topo, group, steps, d))
     paired = _paired(topo, group)
     found = []
     for ds in itertools.combinations_with_replacement(ok, per_root):

@@ -199,3 +199,23 @@ def test_schedule_api_uses_two_template_chunks_per_chip() -> None:
     r = schedule("torus:4x4", "allreduce", chunks=32, time_limit_s=10)
     assert r.status.value == "OPTIMAL" and r.makespan_steps == r.lower_bound_steps == 15
     assert r.verified and r.method.startswith("cayley: 2 Z3 template chunks")
+
+
+def test_grid_names_that_do_not_fit_the_chips_give_no_coordinates() -> None:
+    from accelkb.solver.cayley import grid_coordinates
+
+    ring4 = parse_topology("ring:4").links
+    for name in ["torus:4xx4", "torus:x", "hypercube:20", "torus:3x3", "ring:5", "hypercube:2x2"]:
+        assert grid_coordinates(Topology(name, 4, ring4)) is None, name
+        assert lower_bounds(Topology(name, 4, ring4), "allgather").best == 2  # no crash
+    assert grid_coordinates(Topology("torus:2x2", 4, ring4)) is not None
+
+
+def test_several_chunks_per_root_give_up_where_the_encoding_is_too_big() -> None:
+    from accelkb.solver.schedule_cayley import _done_tuples
+
+    topo = parse_topology("torus:8x8")  # 4 chunks per chip at 126 steps: ~119k arcs
+    group = cayley_group(topo)
+    assert group is not None
+    assert _done_tuples(topo, group, all_distances(topo), 126, 4) == []
+    assert len(_done_tuples(topo, group, all_distances(topo), 63, 2)) > 0
