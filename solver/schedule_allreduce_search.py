@@ -46,6 +46,10 @@ from accelkb.solver.topology import Topology, ring
 from accelkb.solver.verify_schedule import verify
 
 MAX_PER_ROOT = 4  # template chunks per chip worth a Z3 template search (k*n chunks)
+# share of the time after the quick constructions that the template search gets: with 10 s,
+# torus:4x4x4 (64 chunks) needs a first 3 s attempt on one completion step, two builds and 1.75 s
+# on the next one, which 3/4 left only on an idle machine
+TEMPLATE_SHARE = 0.9
 
 
 def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search: Search) -> None:
@@ -54,10 +58,10 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
     On a Cayley topology with ``k*n`` chunks (``k`` up to :data:`MAX_PER_ROOT` template chunks
     reduced into each chip) the template search runs right after the quick constructions
     (closed forms, reduce-scatter + allgather, at most half the time), since it is the one that
-    reaches the bound there (GroqRack: 13 steps; ``torus:4x4`` with 32 chunks: 15). It gets three
-    quarters of what is left (of which it keeps half for itself where the gossip relaxation
-    may still prove optimality, see :func:`_cayley`); the slower constructions (pipelined,
-    product of rings) run until ``deadline``.
+    reaches the bound there (GroqRack: 13 steps; ``torus:4x4`` with 32 chunks: 15). It gets
+    :data:`TEMPLATE_SHARE` of what is left (of which it keeps half for itself where the gossip
+    relaxation may still prove optimality, see :func:`_cayley`); the slower constructions
+    (pipelined, product of rings) run until ``deadline``.
 
     A one-level lane dragonfly without such a group (GroqDF8x8: chips with 3 and 4 global
     links) takes the same path: after the quick constructions, :mod:`cayley_subgraph` looks for
@@ -85,7 +89,7 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
             on, group = found
     if group is not None:
         now = time.monotonic()
-        _cayley(inst, on, group, now + 0.75 * (deadline - now), best)
+        _cayley(inst, on, group, now + TEMPLATE_SHARE * (deadline - now), best)
     _constructions(inst, deadline, best, use_z3, search, "slow")
 
 

@@ -154,18 +154,20 @@ def _encode(topo: Topology, group: CayleyGroup, steps: int,
     and one broadcast receive; an arc ``u -> w`` of the reduction needs ``w`` to send later, one
     of the broadcast needs ``u`` to have received earlier; slot capacities, shared by the
     chunks."""
-    s = z3.Solver()
+    ctx = z3.Context()  # its own: Z3's search then does not depend on what else was built
+    s = z3.Solver(ctx=ctx)
     paired = _paired(topo, group)
     slots: dict[tuple[int, int, int], list[z3.BoolRef]] = {}
     every = []
     for j, arcs in enumerate(arcsets):
-        bools = [z3.Bool(f"c{j}.{'reduce' if red else 'broadcast'}[{u}->{w}]@t{t}")
+        bools = [z3.Bool(f"c{j}.{'reduce' if red else 'broadcast'}[{u}->{w}]@t{t}", ctx)
                  for t, u, w, red in arcs]
         every.append(bools)
         at: dict[tuple[bool, int, int], list[z3.BoolRef]] = {}  # (reduction?, chip, step) -> arcs
         for b, (t, u, w, red) in zip(bools, arcs, strict=True):
             at.setdefault((red, u if red else w, t), []).append(b)
-        when = {key: z3.Bool(f"c{j}.{'sends' if key[0] else 'receives'}[{key[1]}]@t{key[2]}")
+        when = {key: z3.Bool(f"c{j}.{'sends' if key[0] else 'receives'}[{key[1]}]@t{key[2]}",
+                             ctx)
                 for key in at}
         per_chip: dict[tuple[bool, int], list[z3.BoolRef]] = {}
         for key, bs in at.items():
@@ -175,12 +177,11 @@ def _encode(topo: Topology, group: CayleyGroup, steps: int,
             s.add(any_of(ws), at_most(ws, 1))
         for b, (t, u, w, red) in zip(bools, arcs, strict=True):
             if red and w:
-                s.add(z3.Implies(b, any_of([when[k] for k in ((True, w, x)
-                                                              for x in range(t + 1, steps))
-                                            if k in when])))
+                later = [when[k] for k in ((True, w, x) for x in range(t + 1, steps)) if k in when]
+                s.add(z3.Implies(b, any_of(later)) if later else z3.Not(b))
             elif not red and u:
-                s.add(z3.Implies(b, any_of([when[k] for k in ((False, u, x) for x in range(t))
-                                            if k in when])))
+                earlier = [when[k] for k in ((False, u, x) for x in range(t)) if k in when]
+                s.add(z3.Implies(b, any_of(earlier)) if earlier else z3.Not(b))
             for slot in _slots(topo, group, steps, u, w, t, paired):
                 slots.setdefault(slot, []).append(b)
     for (_t, typ, _c), bs in slots.items():

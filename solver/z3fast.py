@@ -49,7 +49,7 @@ def all_of(bs: Sequence[z3.BoolRef]) -> z3.BoolRef:
 def at_most(bs: Sequence[z3.BoolRef], k: int) -> z3.BoolRef:
     """At most ``k`` of ``bs`` are true (``True`` when there are no more than ``k``)."""
     if len(bs) <= k:
-        return z3.BoolVal(True)
+        return z3.BoolVal(True, bs[0].ctx if bs else None)
     ctx = bs[0].ctx
     return z3.BoolRef(z3.Z3_mk_atmost(ctx.ref(), len(bs), _array(bs), k), ctx)
 
