@@ -219,3 +219,22 @@ def test_several_chunks_per_root_give_up_where_the_encoding_is_too_big() -> None
     assert group is not None
     assert _done_tuples(topo, group, all_distances(topo), 126, 4) == []
     assert len(_done_tuples(topo, group, all_distances(topo), 63, 2)) > 0
+
+
+def test_template_encoding_has_its_own_z3_context() -> None:
+    import z3
+
+    from accelkb.solver.schedule_cayley import _arcs, _encode
+    from accelkb.solver.z3fast import any_of, at_most
+
+    ctx = z3.Context()  # the helpers keep the context of their terms, also for trivial sizes
+    a = z3.Bool("a", ctx)
+    s = z3.Solver(ctx=ctx)
+    s.add(at_most([a], 1), any_of([a]))
+    assert s.check() == z3.sat
+    topo = parse_topology("hypercube:3")
+    group = cayley_group(topo)
+    assert group is not None
+    dist = all_distances(topo)
+    solver, bools = _encode(topo, group, 5, [_arcs(topo, dist, 5, 3)])
+    assert solver.ctx != z3.main_ctx() and bools[0][0].ctx == solver.ctx
