@@ -234,8 +234,8 @@ def _product(inst: Instance, deadline: float, best: Best, use_z3: bool, search: 
 
 def _cayley(inst: Instance, topo: Topology, group: CayleyGroup, deadline: float, best: Best
             ) -> None:
-    """Allreduce of ``n`` chunks on a Cayley topology (torus, hypercube, GroqRack-like
-    dragonfly): a Z3 template chunk copied by a regular automorphism group
+    """Allreduce of ``k*n`` chunks on a Cayley topology (torus, hypercube, GroqRack-like
+    dragonfly): ``k`` Z3 template chunks copied by a regular automorphism group
     (:mod:`schedule_cayley`), one step below the best so far at a time. ``topo`` is the
     instance's topology or a spanning subgraph of it (:mod:`cayley_subgraph`)."""
     if best.steps is None:
