@@ -234,19 +234,10 @@ def model_spec(name: str, kb: KnowledgeBase | None = None) -> ModelSpec:
         raise InputError(f"model {name}: the performance model cannot shape it: {reasons}") from None
 
 
-def topology_spec(name: str, kb: KnowledgeBase | None = None) -> tuple[str, float, float]:
-    """(generator spec, unit-link bandwidth per direction in B/s, per-hop latency in s) of the
-    outermost level of a system whose topology spans all of its chips.
-
-    Raises
-    ------
-    InputError
-        No level of the system has a chip-level generator spec.
-    """
-    kb = kb or default_kb()
-    g = kb.asserted
-    iri = kb.resolve("system", name)
-    for part in _chain(g, iri):
+def _topology_level(g: Graph, system: URIRef) -> tuple[URIRef, float, float, str] | None:
+    """``(level, bandwidth, latency, spec)``: the outermost of the system and its subsystems
+    whose topology has a generator spec spanning that level's chips and a link bandwidth."""
+    for part in _chain(g, system):
         topo = g.value(part, AK.hasTopology)
         spec = g.value(topo, AK.generatorSpec) if topo is not None else None
         if spec is None or _int(g, topo, AK.endpointCount) != _int(g, part, AK.chipCount):
@@ -258,6 +249,41 @@ def topology_spec(name: str, kb: KnowledgeBase | None = None) -> tuple[str, floa
         lat = _num(g, topo, AK.perHopLatencySeconds)
         if lat is None and link is not None:
             lat = _num(g, link, AK.latencySeconds)
-        return str(spec), bw, lat or 0.0
-    raise InputError(f"system {name}: expected a topology with a generator spec spanning its chips "
-                     "and a link bandwidth in the knowledge base, found none")
+        return part, bw, lat or 0.0, str(spec)
+    return None
+
+
+def topology_spec(name: str, kb: KnowledgeBase | None = None) -> tuple[str, float, float]:
+    """(generator spec, unit-link bandwidth per direction in B/s, per-hop latency in s) of the
+    outermost level of a system whose topology spans all of its chips (the level's; see
+    :func:`topology_scope` for systems whose own level has no such topology).
+
+    Raises
+    ------
+    InputError
+        No level of the system has a chip-level generator spec.
+    """
+    kb = kb or default_kb()
+    found = _topology_level(kb.asserted, kb.resolve("system", name))
+    if found is None:
+        raise InputError(f"system {name}: expected a topology with a generator spec spanning its "
+                         "chips and a link bandwidth in the knowledge base, found none")
+    _level, bw, lat, spec = found
+    return spec, bw, lat
+
+
+def topology_scope(name: str, kb: KnowledgeBase | None = None) -> tuple[str, int, int] | None:
+    """``(level, level chips, system chips)`` where :func:`topology_spec` comes from a subsystem
+    that holds only part of the system's chips, e.g. ``("bow-pod64", 64, 256)`` for
+    ``bow-pod256``, whose GW-Link level joins four Pod64 tori through switches; None where the
+    topology spans the whole system (or there is none)."""
+    kb = kb or default_kb()
+    g = kb.asserted
+    system = kb.resolve("system", name)
+    found = _topology_level(g, system)
+    if found is None or found[0] == system:
+        return None
+    level = found[0]
+    short = g.value(level, AK.shortName)
+    return (str(short) if short is not None else str(level), _int(g, level, AK.chipCount) or 0,
+            _int(g, system, AK.chipCount) or 0)

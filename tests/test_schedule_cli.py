@@ -78,6 +78,29 @@ def test_unknown_system_exits_2(monkeypatch: pytest.MonkeyPatch,
     assert "unknown system 'groqrak'" in err and "Traceback" not in err
 
 
+def test_a_system_scheduled_on_one_of_its_subsystems_says_so(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from accelkb.perf import from_kb
+
+    # Bow Pod256: four Pod64 tori joined through GW-Link switches (switch:4, no chip level)
+    assert from_kb.topology_spec("bow-pod256")[0] == "torus:4x16"
+    assert from_kb.topology_scope("bow-pod256") == ("bow-pod64", 64, 256)
+    assert from_kb.topology_scope("dgx-a100-superpod") == ("dgx-a100", 8, 1120)
+    assert from_kb.topology_scope("groqrack") is None  # its dragonfly spans all 72 chips
+    assert main(["schedule", "--system", "bow-pod256", "--collective", "allgather",
+                 "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["chips"] == 64
+    assert (summary["scope"]["level"], summary["scope"]["chips"],
+            summary["scope"]["system_chips"]) == ("bow-pod64", 64, 256)
+    assert main(["schedule", "--system", "dgx-a100-superpod", "--collective", "allgather"]) == 0
+    assert "scope: one dgx-a100 (8 of the 1120 chips of dgx-a100-superpod)" in \
+        capsys.readouterr().out
+    assert main(["schedule", "--system", "groqnode", "--collective", "allgather",
+                 "--json"]) == 0
+    assert "scope" not in json.loads(capsys.readouterr().out)
+
+
 def test_system_topology_and_seconds(monkeypatch: pytest.MonkeyPatch,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     from accelkb.perf import from_kb

@@ -84,6 +84,24 @@ def _system_topology(name: str) -> tuple[str, float, float]:
     return str(spec), float(bandwidth), float(latency)
 
 
+def _system_scope(name: str) -> dict | None:
+    """Where the system's chip-level topology is one of its subsystems (a DGX of a SuperPOD, a
+    Pod64 of a Pod256): what the schedule covers, for the summary."""
+    from accelkb.perf import from_kb
+
+    fn = getattr(from_kb, "topology_scope", None)
+    try:
+        found = fn(name) if fn is not None else None
+    except InputError:  # a name only a test's stand-in knowledge base knows
+        return None
+    if found is None:
+        return None
+    level, chips, system_chips = found
+    return {"level": level, "chips": chips, "system_chips": system_chips,
+            "note": f"one {level} ({chips} of the {system_chips} chips of {name}); the level "
+                    f"joining the {level}s has no chip-level topology to schedule"}
+
+
 def _write_atomic(path: str, text: str) -> None:
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
@@ -216,8 +234,10 @@ def run(args: argparse.Namespace) -> int:
     if args.time_limit <= 0:
         raise InputError(f"expected --time-limit > 0 seconds, got {args.time_limit}")
     bandwidth = latency = None
+    scope = None
     if args.system:
         spec, bandwidth, latency = _system_topology(args.system)
+        scope = _system_scope(args.system)
         topology: str = spec
     elif args.topology_file:
         topology = args.topology_file
@@ -240,6 +260,8 @@ def run(args: argparse.Namespace) -> int:
         summary["root"] = root
     if traffic_info is not None:
         summary["traffic"] = traffic_info
+    if scope is not None:
+        summary["scope"] = scope
     if bandwidth and args.message_bytes:
         chunk_bytes = args.message_bytes / chunks
         summary["seconds"] = result.seconds(chunk_bytes, bandwidth, latency or 0.0)
@@ -261,6 +283,8 @@ def run(args: argparse.Namespace) -> int:
             f"  method: {result.method}\n  proof: {result.proof}\n"
             f"  verified without Z3: {result.verified}; {len(result.transfers)} transfers; "
             f"{result.synthesis_seconds:.2f} s\n")
+        if scope is not None:
+            sys.stdout.write(f"  scope: {scope['note']}\n")
         if "seconds" in summary:
             sys.stdout.write(f"  time: {summary['seconds']:.6g} s\n")
         for policy, row in summary.get("dynamic", {}).items():
