@@ -178,10 +178,10 @@ def _encode(topo: Topology, group: CayleyGroup, steps: int,
         for b, (t, u, w, red) in zip(bools, arcs, strict=True):
             if red and w:
                 later = [when[k] for k in ((True, w, x) for x in range(t + 1, steps)) if k in when]
-                s.add(z3.Implies(b, any_of(later)) if later else z3.Not(b))
+                s.add(z3.Implies(b, any_of(later, ctx)))
             elif not red and u:
                 earlier = [when[k] for k in ((False, u, x) for x in range(t)) if k in when]
-                s.add(z3.Implies(b, any_of(earlier)) if earlier else z3.Not(b))
+                s.add(z3.Implies(b, any_of(earlier, ctx)))
             for slot in _slots(topo, group, steps, u, w, t, paired):
                 slots.setdefault(slot, []).append(b)
     for (_t, typ, _c), bs in slots.items():

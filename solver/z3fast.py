@@ -27,23 +27,23 @@ def _array(bs: Sequence[z3.BoolRef]) -> Any:
     return (z3.Ast * len(bs))(*[b.as_ast() for b in bs])
 
 
-def _nary(mk: Any, bs: Sequence[z3.BoolRef], empty: bool) -> z3.BoolRef:
+def _nary(mk: Any, bs: Sequence[z3.BoolRef], empty: bool, ctx: z3.Context | None) -> z3.BoolRef:
     if not bs:
-        return z3.BoolVal(empty)
+        return z3.BoolVal(empty, ctx)
     if len(bs) == 1:
         return bs[0]
     ctx = bs[0].ctx
     return z3.BoolRef(mk(ctx.ref(), len(bs), _array(bs)), ctx)
 
 
-def any_of(bs: Sequence[z3.BoolRef]) -> z3.BoolRef:
-    """The disjunction of ``bs`` (``False`` when empty)."""
-    return _nary(z3.Z3_mk_or, bs, False)
+def any_of(bs: Sequence[z3.BoolRef], ctx: z3.Context | None = None) -> z3.BoolRef:
+    """The disjunction of ``bs`` (``False`` when empty, in ``ctx``: the main one by default)."""
+    return _nary(z3.Z3_mk_or, bs, False, ctx)
 
 
-def all_of(bs: Sequence[z3.BoolRef]) -> z3.BoolRef:
-    """The conjunction of ``bs`` (``True`` when empty)."""
-    return _nary(z3.Z3_mk_and, bs, True)
+def all_of(bs: Sequence[z3.BoolRef], ctx: z3.Context | None = None) -> z3.BoolRef:
+    """The conjunction of ``bs`` (``True`` when empty, in ``ctx``: the main one by default)."""
+    return _nary(z3.Z3_mk_and, bs, True, ctx)
 
 
 def at_most(bs: Sequence[z3.BoolRef], k: int) -> z3.BoolRef:
