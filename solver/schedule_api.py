@@ -19,9 +19,12 @@ Examples
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from accelkb.errors import InputError
@@ -258,6 +261,30 @@ def schedule(topology: str | Path | Topology, collective: str, chunks: int = 1,
     t0 = time.monotonic()
     if time_limit_s <= 0:
         raise InputError(f"expected a time limit > 0 seconds, got {time_limit_s}")
+    with _collector_paused():
+        return _schedule(topology, collective, chunks, time_limit_s, demand, root, use_z3, t0)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection during a synthesis, restored afterwards.
+
+    A schedule is millions of small tuples without reference cycles; the collector traversed
+    them again and again while they were built and replayed: 576 chips, allgather with 10
+    chunks per rank (3.3 million transfers), 16.7 s with it and 13.0 s without (30 s limit).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _schedule(topology: str | Path | Topology, collective: str, chunks: int,
+              time_limit_s: float, demand: list[tuple[int, int, int]] | None, root: int,
+              use_z3: bool, t0: float) -> ScheduleResult:
     topo = _topology(topology)
     if topo.n > MAX_CHIPS:
         raise InputError(f"expected at most {MAX_CHIPS} chips for schedule synthesis, got "

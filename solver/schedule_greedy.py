@@ -120,15 +120,19 @@ def assign_chunks(cands: list[tuple[int, int, int]], choose: Callable[[int], int
     [(8, 0), (7, 1)]
     """
     cands.sort(key=lambda c: c[0].bit_count())
+    # what the other links offer, from prefix and suffix unions: O(degree) operations on the
+    # chunk bitsets per chip and step, not O(degree^2)
+    after = [0] * (len(cands) + 1)
+    for j in range(len(cands) - 1, -1, -1):
+        after[j] = after[j + 1] | cands[j][0]
+    before = 0
     picked = 0
-    for idx, (cand, nbr, m) in enumerate(cands):
-        cand &= ~picked
+    for idx, (offered, nbr, m) in enumerate(cands):
+        others = before | after[idx + 1]
+        before |= offered
+        cand = offered & ~picked
         if not cand:
             continue
-        others = 0
-        for j, other in enumerate(cands):
-            if j != idx:
-                others |= other[0]
         for _ in range(m):
             if not cand:
                 break
@@ -136,7 +140,7 @@ def assign_chunks(cands: list[tuple[int, int, int]], choose: Callable[[int], int
             b = choose(excl if excl else cand)
             bit = 1 << b
             picked |= bit
-            cand &= ~bit
+            cand ^= bit  # b was taken from cand
             yield nbr, b
 
 

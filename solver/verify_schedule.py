@@ -23,7 +23,9 @@ True
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
+from operator import itemgetter
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,6 +46,9 @@ class VerifyReport(BaseModel):
     makespan_steps: int = Field(description="one more than the last step used")
     max_link_load: float = Field(description="largest chunks-per-step / unit-links ratio seen")
     errors: tuple[str, ...] = Field(description="every problem found (at most 20 listed)")
+
+
+_LINK = itemgetter(1, 2)  # (src, dst) of a transfer
 
 
 def _complete_mask(n: int) -> int:
@@ -82,9 +87,10 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
         fail(f"step {min(by_step)}: negative step")
     reducing = inst.collective in REDUCING
     full = _complete_mask(inst.n)
-    # state: reducing: held[v][chunk index] = contribution mask; otherwise a bitset of chunks
-    sums: list[dict[int, int]] = [dict() for _ in range(topo.n)]
-    held = [bytearray(len(chunks)) for _ in range(topo.n)]
+    # state: reducing: sums[v][chunk index] = contribution mask (0: nothing held); otherwise
+    # held[v][chunk index] = 1 when held (lists, not dicts: millions of lookups at 576 chips)
+    sums = [[0] * len(chunks) for _ in range(topo.n)] if reducing else []
+    held = [bytearray(len(chunks)) for _ in range(topo.n)] if not reducing else []
     for i, c in enumerate(chunks):
         for s in inst.sources(c):
             if reducing:
@@ -92,17 +98,16 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
             else:
                 held[s][i] = 1
     max_load = 0.0
+    links = topo.links
     for step in sorted(by_step):
         trs = by_step[step]
-        load: dict[tuple[int, int], int] = {}
-        for _, u, v, _c in trs:
-            load[(u, v)] = load.get((u, v), 0) + 1
-        for (u, v), k in load.items():
-            cap = topo.links.get((u, v), 0)
+        for (u, v), k in Counter(map(_LINK, trs)).items():
+            cap = links.get((u, v), 0)
             if cap == 0:
                 fail(f"step {step}: link {u}->{v} does not exist in {topo.name}")
                 continue
-            max_load = max(max_load, k / cap)
+            if k > max_load * cap:
+                max_load = k / cap
             if k > cap:
                 fail(f"step {step}: link {u}->{v} carries {k} chunks but has {cap} unit links")
         if reducing:
@@ -113,17 +118,18 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
                     fail(f"step {step}: link {u}->{v} carries unknown chunk {list(c)} for "
                          f"{inst.collective} with {inst.chunks} chunks")
                     continue
-                mask = sums[u].get(i)
-                if mask is None:
+                mask = sums[u][i]
+                if not mask:
                     fail(f"step {step}: chip {u} sends chunk {list(c)} to {v} before holding it")
                     continue
                 arrivals.append((v, i, mask))
             for v, i, mask in arrivals:
-                cur = sums[v].get(i)
-                if cur is None or cur & mask == 0:
-                    sums[v][i] = mask if cur is None else cur | mask
+                into = sums[v]
+                cur = into[i]
+                if cur & mask == 0:
+                    into[i] = cur | mask
                 elif mask & cur == cur:
-                    sums[v][i] = mask
+                    into[i] = mask
                 elif cur & mask != mask:
                     fail(f"step {step}: chip {v} would double-count chunk {list(chunks[i])}: it "
                          f"holds contributions of chips {_bits(cur)} and receives {_bits(mask)}")
@@ -149,7 +155,7 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
                  f"{makespan_steps} steps")
     for i, c in enumerate(chunks if not everyone else ()):
         for d in inst.destinations(c):
-            got = sums[d].get(i) if reducing else (full if held[d][i] else None)
+            got = (sums[d][i] or None) if reducing else (full if held[d][i] else None)
             if got != full:
                 what = "nothing" if got is None else f"contributions of chips {_bits(got)}"
                 fail(f"end: chip {d} lacks complete chunk {list(c)} (has {what}) after "

@@ -174,6 +174,30 @@ def test_time_window_rounds_are_collision_free(monkeypatch: pytest.MonkeyPatch) 
     assert r.verified
 
 
+@pytest.mark.parametrize("spec", ["torus:3x4", "dragonfly:nodes=3,chips=4,ports=2", "switch:6",
+                                  "switch:4"])
+def test_rounds_use_the_smallest_collision_free_period(spec: str) -> None:
+    """Copies of a one-chunk allgather started every ``delta`` steps: the overlay replays
+    clean, and every shorter period puts more chunks on some link and step than it has units
+    (checked by folding all step loads, independently of the per-link search)."""
+    from collections import Counter
+
+    from accelkb.solver.schedule_decompose import rounds, smallest_period
+    from accelkb.solver.schedule_greedy import spread
+
+    topo = parse_topology(spec)
+    ranks = topo.endpoints
+    steps, one = spread(topo, [(r, 0) for r in range(ranks)], [[r] for r in range(ranks)])
+    delta = smallest_period(topo, one, steps)
+    makespan, overlay = rounds(topo, one, steps, 3)
+    assert makespan == 2 * delta + steps
+    report = verify(Instance(topo, "allgather", 3), overlay, makespan)
+    assert report.ok, report.errors
+    for shorter in range(1, delta):
+        folded = Counter((t % shorter, u, v) for t, u, v, _ in one)
+        assert any(k > topo.links[(u, v)] for (_, u, v), k in folded.items()), shorter
+
+
 def test_allreduce_composition_is_verified_on_a_dragonfly() -> None:
     r = schedule("dragonfly:nodes=2,chips=4,ports=2", "allreduce", 8, time_limit_s=10)
     assert r.verified and r.status in (Status.OPTIMAL, Status.FEASIBLE)
@@ -259,3 +283,22 @@ def test_hypercube_6_one_chunk_reaches_the_ingress_bound_with_chips_renumbered(
     r = schedule("hypercube:6", collective, 1, time_limit_s=10)
     assert r.verified and r.status.value == "OPTIMAL"
     assert r.makespan_steps == r.lower_bound_steps == 11
+
+
+def test_schedule_restores_the_garbage_collector() -> None:
+    """Synthesis pauses the cyclic collector (millions of acyclic tuples at 576 chips) and
+    leaves it as it found it, also when the input is bad."""
+    import gc
+
+    assert gc.isenabled()
+    schedule("ring:4", "allgather", 1, time_limit_s=5)
+    assert gc.isenabled()
+    with pytest.raises(InputError):
+        schedule("ring:4", "no-such-collective", 1, time_limit_s=5)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        schedule("ring:4", "allgather", 1, time_limit_s=5)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
