@@ -242,13 +242,19 @@ def route(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: list[lis
 
 def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: list[list[int]],
                  passes: int = 3, deadline: float | None = None,
-                 squared: bool = True, detour: bool = False) -> list[list[int]]:
+                 squared: bool = True, detour: bool = False,
+                 weight: dict[tuple[int, int], int] | None = None) -> list[list[int]]:
     """Shortest paths for every chunk, balancing the load per unit link.
+
+    Shortest by hops, or with ``weight`` (and ``dist`` the matching
+    :func:`~accelkb.solver.bounds.weighted_distances`) by total link weight, e.g. fewest group
+    boundaries crossed first (:func:`~accelkb.solver.bounds.crossing_weights`).
 
     Each chunk walks from its source choosing, among next hops on a shortest path, the link
     with the least load per unit link so far; later passes rip up each path and re-route it
     against everyone else's load. The path cost is the added sum of squared loads per unit
-    link (``squared``) or the bottleneck load first. With ``detour``, a chunk whose shortest
+    link (``squared``) or the bottleneck load first. With ``detour`` (hop-shortest paths
+    only), a chunk whose shortest
     paths all cross a link loaded above twice the mean (plus one) may also take a first hop
     that gets no closer (one hop longer than shortest), when that is cheaper: it spreads
     traffic that shortest paths pile onto a few links, such as pipeline stages on neighbouring
@@ -296,7 +302,8 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
                     return got
                 hops = nxt.get((u, d))
                 if hops is None:
-                    hops = [v for v in out[u] if dist[v][d] == dist[u][d] - 1]
+                    hops = [v for v in out[u] if dist[v][d] == dist[u][d] - (
+                        1 if weight is None else weight[(u, v)])]
                     nxt[(u, d)] = hops
                 res = min((hop(u, v, cost(v)) for v in hops),
                           default=(float("inf"), float("inf"), -1))
@@ -305,7 +312,7 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
 
             shortest = cost(s)
             first = shortest[2]
-            if detour and shortest[1 if squared else 0] > 2 * total / units + 1:
+            if detour and weight is None and shortest[1 if squared else 0] > 2 * total / units + 1:
                 side = min((hop(s, x, cost(x)) for x in out[s] if dist[x][d] == dist[s][d]),
                            default=None)
                 if side is not None and side < shortest:

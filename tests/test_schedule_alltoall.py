@@ -98,3 +98,37 @@ def test_three_chunks_per_pair_as_three_one_chunk_alltoalls() -> None:
     assert r.verified and r.status is Status.OPTIMAL
     assert r.makespan_steps == r.lower_bound_steps == 6
     assert "in sequence" in r.method
+
+
+def test_fewest_crossing_paths_cross_between_racks_once() -> None:
+    """On a two-level dragonfly a hop-shortest path between two racks may run through a third
+    (more inter-rack traffic than the cut needs); the crossing-weighted paths never do, and
+    inside a rack they cross between nodes no more often than a hop-shortest path must."""
+    from accelkb.solver.bounds import all_distances, crossing_weights, weighted_distances
+    from accelkb.solver.schedule_greedy import choose_paths
+
+    topo = parse_topology("dragonfly:racks=4,nodes=3,chips=4,ports=2")  # hop paths: 97 via a third
+    node_of = {v: k for k, g in enumerate(topo.groups[0]) for v in g}
+    rack_of = {v: k for k, g in enumerate(topo.groups[1]) for v in g}
+    weight = crossing_weights(topo)
+    assert weight is not None
+    dist = weighted_distances(topo, weight)
+    demand = [((s, d), s, d) for s in range(topo.n) for d in range(topo.n) if s != d]
+    paths = choose_paths(topo, demand, dist, weight=weight)
+    hops = all_distances(topo)
+    for (_, s, d), path in zip(demand, paths, strict=True):
+        assert path[0] == s and path[-1] == d
+        assert all((u, v) in topo.links for u, v in zip(path, path[1:], strict=False))
+        racks = sum(rack_of[u] != rack_of[v] for u, v in zip(path, path[1:], strict=False))
+        assert racks == (rack_of[s] != rack_of[d])
+        assert len(path) - 1 >= hops[s][d]
+    # the weights order paths lexicographically: racks, then nodes, then hops
+    assert {weight[e] for e in topo.links} == {
+        1 + (topo.n + 1) * (node_of[u] != node_of[v]) + (topo.n + 1) ** 2 * (rack_of[u] != rack_of[v])
+        for u, v in topo.links}
+
+
+def test_two_level_dragonfly_alltoall_is_verified_with_crossing_paths() -> None:
+    r = schedule("dragonfly:racks=4,nodes=3,chips=4,ports=2", "alltoall", 1, time_limit_s=10)
+    assert r.verified and r.status in (Status.OPTIMAL, Status.FEASIBLE)
+    assert r.makespan_steps >= r.lower_bound_steps
