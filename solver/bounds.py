@@ -124,10 +124,10 @@ def all_distances(topo: Topology) -> list[list[int]]:
 def crossing_weights(topo: Topology) -> dict[tuple[int, int], int] | None:
     """Link weights that rank paths by group boundaries crossed, outermost level first, then
     by hops: a link costs 1 plus ``M**(k+1)`` for each level ``k`` of ``topo.groups`` (nodes,
-    racks, ...) whose groups it joins, with ``M = n + 1`` above any hop count. None without
-    groups. On a two-level dragonfly a path then crosses between racks only once (shortest hop
-    paths may pass through a third rack: 576 chips, all-to-all, 1.2 times the inter-rack
-    transfers).
+    racks, ...) whose groups it joins (a chip outside every group of a level counts as its
+    own group there), with ``M = n + 1`` above any hop count. None without groups. On a
+    two-level dragonfly a path then crosses between racks only once (shortest hop paths may
+    pass through a third rack: 576 chips, all-to-all, 1.2 times the inter-rack transfers).
 
     >>> from accelkb.solver.topology import parse_topology
     >>> w = crossing_weights(parse_topology("dragonfly:nodes=2,chips=2,ports=1"))

@@ -58,7 +58,8 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
     the bound is not met. On a topology with groups (dragonfly nodes and racks) the paths that
     cross the fewest group boundaries, outermost level first, come before the hop-shortest
     ones: GroqDF8r9n8c all-to-all 436 -> 363 steps (hop-shortest paths between two racks may
-    pass through a third one), GroqDF32x8 116 -> 78 in the first attempt.
+    pass through a third one; 60 s limit), GroqDF32x8 79 -> 65 (with the shuffled ties of
+    :func:`route_paths`; the bound is 64).
     """
     topo = inst.topology
     if inst.collective == "alltoall":
@@ -87,14 +88,14 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
             demand.sort(key=lambda x: -dist[x[1]][x[2]])
         elif order > 1:
             random.Random(order).shuffle(demand)
+        passes = 3 if len(demand) < 50_000 else 1
         try:
-            if kind == "crossings":
-                paths = choose_paths(topo, demand, crossing or dist, passes=3 if len(demand) <
-                                     50_000 else 1, deadline=deadline, weight=weight)
+            if kind == "crossings" and crossing is not None:
+                paths = choose_paths(topo, demand, crossing, passes=passes, deadline=deadline,
+                                     weight=weight)
             else:
-                paths = choose_paths(topo, demand, dist, passes=3 if len(demand) < 50_000 else 1,
-                                     deadline=deadline, squared=order % 3 != 2,
-                                     detour=kind == "detour")
+                paths = choose_paths(topo, demand, dist, passes=passes, deadline=deadline,
+                                     squared=order % 3 != 2, detour=kind == "detour")
             steps, trs = route_paths(topo, demand, paths, deadline=deadline)
         except Budget:
             return

@@ -106,8 +106,7 @@ def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
             if cap == 0:
                 fail(f"step {step}: link {u}->{v} does not exist in {topo.name}")
                 continue
-            if k > max_load * cap:
-                max_load = k / cap
+            max_load = max(max_load, k / cap)
             if k > cap:
                 fail(f"step {step}: link {u}->{v} carries {k} chunks but has {cap} unit links")
         if reducing:
