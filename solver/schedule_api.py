@@ -42,7 +42,14 @@ from accelkb.solver.schedule_greedy import (
     reverse,
     spread,
 )
-from accelkb.solver.schedule_model import ChunkId, Instance, ScheduleResult, Status, TransferT
+from accelkb.solver.schedule_model import (
+    REDUCING,
+    ChunkId,
+    Instance,
+    ScheduleResult,
+    Status,
+    TransferT,
+)
 from accelkb.solver.schedule_routed import routed
 from accelkb.solver.topology import Topology, load_topology_file, parse_topology
 from accelkb.solver.verify_schedule import verify
@@ -50,7 +57,10 @@ from accelkb.solver.verify_schedule import verify
 Z3_MAX_VARIABLES = 150_000  # send variables of the monolithic encoding worth trying
 BIG_TRANSFERS = 400_000  # above this, build allgathers from one-chunk rounds first
 MAX_CHIPS = 1200  # all-pairs distances and per-chunk state are pure Python: Groq scale, not more
-VERIFY_SECONDS_PER_TRANSFER = 4e-6  # checker replay: 1.4 us allgather, 3.4 us reduce-scatter (CPU, 3.3M)
+# the checker's replay per transfer, with a margin: 1.4-2.0 us measured for an allgather, 3.6-4.6
+# us for a reduce-scatter (contribution masks), 3.3 million transfers, CPU time
+VERIFY_SECONDS_PER_TRANSFER = 2.5e-6
+VERIFY_SECONDS_PER_REDUCTION = 5e-6
 
 
 def _topology(topology: str | Path | Topology) -> Topology:
@@ -338,7 +348,9 @@ def _reserve(inst: Instance, time_limit_s: float) -> float:
     """Seconds kept back from the search so that checking the result (millions of transfers at
     576 chips) and building the result still end within the time limit: 15 % of it, or the
     expected replay time when larger, but never more than half."""
-    replay = VERIFY_SECONDS_PER_TRANSFER * _expected_transfers(inst)
+    per = (VERIFY_SECONDS_PER_REDUCTION if inst.collective in REDUCING
+           else VERIFY_SECONDS_PER_TRANSFER)
+    replay = per * _expected_transfers(inst)
     return min(max(0.15 * time_limit_s, replay), 0.5 * time_limit_s)
 
 

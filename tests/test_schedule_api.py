@@ -268,10 +268,15 @@ def test_collective_seconds_and_the_size_guard() -> None:
 def test_time_limit_keeps_back_the_replay_of_big_schedules() -> None:
     from accelkb.solver.schedule_api import _reserve
 
-    big = Instance(parse_topology("dragonfly:racks=8,nodes=9"), "allgather", 10)
+    topo = parse_topology("dragonfly:racks=8,nodes=9")
+    big = Instance(topo, "allgather", 10)
+    reduction = Instance(topo, "reduce_scatter", 10)
     small = Instance(parse_topology("ring:8"), "allgather", 1)
-    # 576 chips x 10 chunks: ~3.3 million transfers to replay after the search
-    assert 0.15 * 60 < _reserve(big, 60) <= 30
+    # 576 chips x 10 chunks: ~3.3 million transfers to replay after the search, more than
+    # 15 % of the limit, and contribution masks cost more to replay than copies
+    assert 0.15 * 40 < _reserve(big, 40) <= 20
+    assert 0.15 * 60 < _reserve(reduction, 60) <= 30
+    assert _reserve(reduction, 40) > _reserve(big, 40)
     assert _reserve(small, 10) == pytest.approx(1.5)
 
 
