@@ -55,9 +55,9 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
     Farthest pairs first on shortest paths; where that leaves hot spots (:func:`_hot_spots`),
     farthest first again with detours one hop longer where they are cheaper; then restarts
     with other orders (as listed, seeded shuffles) while half the remaining time is left and
-    the bound is not met. On a topology with groups (dragonfly nodes and racks) the paths that
-    cross the fewest group boundaries, outermost level first, come before the hop-shortest
-    ones: GroqDF8r9n8c all-to-all 436 -> 363 steps (hop-shortest paths between two racks may
+    the bound is not met. On a topology with groups (dragonfly nodes and racks) an all-to-all
+    first takes the paths that cross the fewest group boundaries, outermost level first:
+    GroqDF8r9n8c all-to-all 436 -> 363 steps (hop-shortest paths between two racks may
     pass through a third one; 60 s limit), GroqDF32x8 79 -> 65 (with the shuffled ties of
     :func:`route_paths`; the bound is 64).
     """
@@ -71,13 +71,15 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
                 return
     dist = all_distances(topo)
     weight = crossing_weights(topo)
-    crossing = weighted_distances(topo, weight) if weight is not None else None
+    crossing: list[list[int]] | None = None  # their distances, once needed (576 chips: 1 s)
     base = [(cid, cid[0], cid[1]) for cid in inst.chunk_ids()]
     stop = time.monotonic() + (deadline - time.monotonic()) / 2
-    # (order, paths): hop-shortest, hop-shortest with detours, or fewest group crossings
+    # (order, paths): hop-shortest, hop-shortest with detours, or fewest group crossings; the
+    # last first for all-to-all, after the hop-shortest paths (and their detours) for traffic
+    # such as pipeline stages, which crossing-weighted paths pile onto the few direct links
     variants = [(order, "shortest") for order in range(64)]
-    if crossing is not None:
-        variants.insert(0, (0, "crossings"))
+    if weight is not None:
+        variants.insert(0 if inst.collective == "alltoall" else 1, (0, "crossings"))
     attempt = 0
     while attempt < len(variants):
         if attempt and (time.monotonic() > stop or best.steps == lb):
@@ -90,7 +92,8 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
             random.Random(order).shuffle(demand)
         passes = 3 if len(demand) < 50_000 else 1
         try:
-            if kind == "crossings" and crossing is not None:
+            if kind == "crossings" and weight is not None:
+                crossing = crossing or weighted_distances(topo, weight)
                 paths = choose_paths(topo, demand, crossing, passes=passes, deadline=deadline,
                                      weight=weight)
             else:
