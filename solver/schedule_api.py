@@ -57,10 +57,11 @@ from accelkb.solver.verify_schedule import verify
 Z3_MAX_VARIABLES = 150_000  # send variables of the monolithic encoding worth trying
 BIG_TRANSFERS = 400_000  # above this, build allgathers from one-chunk rounds first
 MAX_CHIPS = 1200  # all-pairs distances and per-chunk state are pure Python: Groq scale, not more
-# the checker's replay per transfer, with a margin: 1.4-2.0 us measured for an allgather, 3.6-4.6
-# us for a reduce-scatter (contribution masks), 3.3 million transfers, CPU time
+# the checker's replay per transfer, with a margin: 1.0-1.3 us measured for an allgather, 1.5 us
+# for a reduce-scatter (contribution masks, replayed chunk by chunk), 3.3 million transfers at
+# 576 chips, CPU time
 VERIFY_SECONDS_PER_TRANSFER = 2.5e-6
-VERIFY_SECONDS_PER_REDUCTION = 5e-6
+VERIFY_SECONDS_PER_REDUCTION = 3e-6
 
 
 def _topology(topology: str | Path | Topology) -> Topology:

@@ -1,4 +1,5 @@
-"""Independent schedule checker (no Z3): replays a schedule step by step.
+"""Independent schedule checker (no Z3): replays a schedule step by step (reductions chunk by
+chunk: no transfer reads or changes another chunk's partial sums).
 
 Checks, each failure naming the step, link, chip and chunk:
 
@@ -10,7 +11,10 @@ Checks, each failure naming the step, link, chip and chunk:
    is an error;
 4. at the end every destination holds its chunks complete; the makespan covers every step.
 
-It is the oracle of the property tests and runs on every synthesized schedule.
+Errors are listed in replay order (step; then link loads, sends, arrivals; within each, the
+order of the transfer list), the first 20. A transfer over a missing link is reported and
+delivers nothing. It is the oracle of the property tests and runs on every synthesized
+schedule.
 
 Examples
 --------
@@ -24,13 +28,14 @@ True
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import groupby
 from operator import itemgetter
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from accelkb.errors import AccelkbError
-from accelkb.solver.schedule_model import REDUCING, Instance, TransferT
+from accelkb.solver.schedule_model import REDUCING, ChunkId, Instance, TransferT
 
 
 class ScheduleError(AccelkbError):
@@ -49,118 +54,198 @@ class VerifyReport(BaseModel):
 
 
 _LINK = itemgetter(1, 2)  # (src, dst) of a transfer
+_STEP = itemgetter(0)
+_CHUNK = itemgetter(3)
+MAX_ERRORS = 20  # errors listed in a report
+_END = 1 << 62  # order key of the end-of-schedule checks: after every step
 
 
 def _complete_mask(n: int) -> int:
     return (1 << n) - 1
 
 
+class _Problems:
+    """Errors with an order key ``(step, phase, transfer or position)``: the report lists the
+    first ones in replay order (step, then link loads, sends, arrivals; within each, the order
+    of the transfer list), however the replay was grouped."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[int, int, object, str]] = []
+
+    def add(self, step: int, phase: int, where: object, msg: str) -> None:
+        self.items.append((step, phase, where, msg))
+
+    def first(self, transfers: Sequence[TransferT]) -> list[str]:
+        if not self.items:
+            return []
+        pos: dict[int, int] = {}
+        if any(isinstance(w, tuple) for _, _, w, _ in self.items):
+            for k, tr in enumerate(transfers):
+                pos.setdefault(id(tr), k)
+
+        def key(item: tuple[int, int, object, str]) -> tuple[int, int, int]:
+            step, phase, where, _ = item
+            return step, phase, pos.get(id(where), 0) if isinstance(where, tuple) \
+                else int(where)  # type: ignore[call-overload]
+
+        return [msg for *_, msg in sorted(self.items, key=key)[:MAX_ERRORS]]
+
+
 def verify(inst: Instance, transfers: Iterable[TransferT], makespan_steps: int,
            raise_on_error: bool = False) -> VerifyReport:
     """Replay ``transfers`` (``(step, src, dst, chunk)``) for ``inst``.
 
+    Link loads are counted step by step, and so is holding; reductions are replayed chunk by
+    chunk (:func:`_replay_sums`).
+
     Raises
     ------
     ScheduleError
-        with ``raise_on_error``, on the first problem.
+        with ``raise_on_error``, on the first problem (in replay order).
     """
-    topo = inst.topology
-    errors: list[str] = []
-
-    def fail(msg: str) -> None:
-        if raise_on_error:
-            raise ScheduleError(msg)
-        if len(errors) < 20:
-            errors.append(msg)
-
-    chunks = inst.chunk_ids()
-    index = {c: i for i, c in enumerate(chunks)}
+    trs = transfers if isinstance(transfers, (list, tuple)) else list(transfers)
+    problems = _Problems()
     by_step: dict[int, list[TransferT]] = {}
-    count = 0
-    for tr in transfers:
+    for tr in trs:
         by_step.setdefault(tr[0], []).append(tr)
-        count += 1
     last = max(by_step, default=-1)
     if last >= makespan_steps:
-        fail(f"step {last}: transfers after the stated makespan of {makespan_steps} steps")
+        problems.add(-2, 0, 0, f"step {last}: transfers after the stated makespan of "
+                     f"{makespan_steps} steps")
     if by_step and min(by_step) < 0:
-        fail(f"step {min(by_step)}: negative step")
-    reducing = inst.collective in REDUCING
-    full = _complete_mask(inst.n)
-    # state: reducing: sums[v][chunk index] = contribution mask (0: nothing held); otherwise
-    # held[v][chunk index] = 1 when held (lists, not dicts: millions of lookups at 576 chips)
-    sums = [[0] * len(chunks) for _ in range(topo.n)] if reducing else []
-    held = [bytearray(len(chunks)) for _ in range(topo.n)] if not reducing else []
-    for i, c in enumerate(chunks):
-        for s in inst.sources(c):
-            if reducing:
-                sums[s][i] = 1 << s
-            else:
-                held[s][i] = 1
+        problems.add(-1, 0, 0, f"step {min(by_step)}: negative step")
+    max_load, missing = _link_loads(inst, by_step, problems)
+    chunks = inst.chunk_ids()
+    if inst.collective in REDUCING:
+        _replay_sums(inst, chunks, trs, missing, makespan_steps, problems)
+    else:
+        _replay_held(inst, chunks, by_step, missing, makespan_steps, problems)
+    errors = problems.first(trs)
+    if raise_on_error and errors:
+        raise ScheduleError(errors[0])
+    return VerifyReport(ok=not errors, transfers=len(trs), makespan_steps=makespan_steps,
+                        max_link_load=max_load, errors=tuple(errors))
+
+
+def _link_loads(inst: Instance, by_step: dict[int, list[TransferT]],
+                problems: _Problems) -> tuple[float, set[tuple[int, int]]]:
+    """Largest load / unit-links ratio and the links that do not exist; reports overloads."""
+    links, name = inst.topology.links, inst.topology.name
     max_load = 0.0
-    links = topo.links
-    for step in sorted(by_step):
-        trs = by_step[step]
-        for (u, v), k in Counter(map(_LINK, trs)).items():
+    missing: set[tuple[int, int]] = set()
+    for step, trs in by_step.items():
+        for seq, ((u, v), k) in enumerate(Counter(map(_LINK, trs)).items()):
             cap = links.get((u, v), 0)
             if cap == 0:
-                fail(f"step {step}: link {u}->{v} does not exist in {topo.name}")
+                missing.add((u, v))
+                problems.add(step, 0, seq, f"step {step}: link {u}->{v} does not exist in {name}")
                 continue
             max_load = max(max_load, k / cap)
             if k > cap:
-                fail(f"step {step}: link {u}->{v} carries {k} chunks but has {cap} unit links")
-        if reducing:
-            arrivals: list[tuple[int, int, int]] = []
-            for _, u, v, c in trs:
-                i = index.get(c, -1)
-                if i < 0:
-                    fail(f"step {step}: link {u}->{v} carries unknown chunk {list(c)} for "
-                         f"{inst.collective} with {inst.chunks} chunks")
-                    continue
-                mask = sums[u][i]
-                if not mask:
-                    fail(f"step {step}: chip {u} sends chunk {list(c)} to {v} before holding it")
-                    continue
-                arrivals.append((v, i, mask))
-            for v, i, mask in arrivals:
-                into = sums[v]
-                cur = into[i]
-                if cur & mask == 0:
-                    into[i] = cur | mask
-                elif mask & cur == cur:
-                    into[i] = mask
-                elif cur & mask != mask:
-                    fail(f"step {step}: chip {v} would double-count chunk {list(chunks[i])}: it "
-                         f"holds contributions of chips {_bits(cur)} and receives {_bits(mask)}")
-        else:
-            gained: list[tuple[int, int]] = []
-            for _, u, v, c in trs:
-                i = index.get(c, -1)
-                if i < 0:
-                    fail(f"step {step}: link {u}->{v} carries unknown chunk {list(c)} for "
-                         f"{inst.collective} with {inst.chunks} chunks")
-                    continue
-                if not held[u][i]:
-                    fail(f"step {step}: chip {u} sends chunk {list(c)} to {v} before holding it")
-                    continue
+                problems.add(step, 0, seq,
+                             f"step {step}: link {u}->{v} carries {k} chunks but has {cap} unit links")
+    return max_load, missing
+
+
+def _sorted_by_step(lst: list[TransferT], missing: set[tuple[int, int]]) -> list[TransferT]:
+    """One chunk's transfers on existing links, by step (stable: list order within a step)."""
+    if missing:
+        lst = [tr for tr in lst if (tr[1], tr[2]) not in missing]
+    lst.sort(key=_STEP)
+    return lst
+
+
+def _replay_held(inst: Instance, chunks: list[ChunkId], by_step: dict, missing: set,
+                 makespan_steps: int, problems: _Problems) -> None:
+    """Collectives without reduction, step by step over every chunk at once (a byte per chip
+    and chunk): a step's sends read what is held at its start, then its arrivals count."""
+    index = {c: i for i, c in enumerate(chunks)}
+    held = [bytearray(len(chunks)) for _ in range(inst.topology.n)]
+    for i, c in enumerate(chunks):
+        for s in inst.sources(c):
+            held[s][i] = 1
+    for step in sorted(by_step):
+        gained: list[tuple[int, int]] = []
+        for tr in by_step[step]:
+            _, u, v, c = tr
+            i = index.get(c, -1)
+            if i < 0:
+                problems.add(step, 1, tr, f"step {step}: link {u}->{v} carries unknown chunk "
+                             f"{list(c)} for {inst.collective} with {inst.chunks} chunks")
+            elif missing and (u, v) in missing:
+                continue
+            elif not held[u][i]:
+                problems.add(step, 1, tr, f"step {step}: chip {u} sends chunk {list(c)} to {v} "
+                             "before holding it")
+            else:
                 gained.append((v, i))
-            for v, i in gained:
-                held[v][i] = 1
+        for v, i in gained:
+            held[v][i] = 1
     everyone = inst.collective in ("allgather", "broadcast")
     for d in range(inst.n) if everyone else ():
         i = held[d].find(0)
         if i >= 0:
-            fail(f"end: chip {d} lacks complete chunk {list(chunks[i])} (has nothing) after "
-                 f"{makespan_steps} steps")
+            problems.add(_END, 0, d, f"end: chip {d} lacks complete chunk {list(chunks[i])} "
+                         f"(has nothing) after {makespan_steps} steps")
     for i, c in enumerate(chunks if not everyone else ()):
-        for d in inst.destinations(c):
-            got = (sums[d][i] or None) if reducing else (full if held[d][i] else None)
-            if got != full:
-                what = "nothing" if got is None else f"contributions of chips {_bits(got)}"
-                fail(f"end: chip {d} lacks complete chunk {list(c)} (has {what}) after "
-                     f"{makespan_steps} steps")
-    return VerifyReport(ok=not errors, transfers=count, makespan_steps=makespan_steps,
-                        max_link_load=max_load, errors=tuple(errors))
+        lacking = [d for d in inst.destinations(c) if not held[d][i]]
+        for k, d in enumerate(lacking[:MAX_ERRORS]):
+            problems.add(_END, i, k, f"end: chip {d} lacks complete chunk {list(c)} "
+                         f"(has nothing) after {makespan_steps} steps")
+
+
+def _replay_sums(inst: Instance, chunks: list[ChunkId], trs: Sequence[TransferT], missing: set,
+                 makespan_steps: int, problems: _Problems) -> None:
+    """Reductions, chunk by chunk (no transfer reads or changes another chunk's partial sums):
+    ``sums[v]`` is the contribution mask of ``v``'s partial sum (0: nothing); a step's sends
+    read the masks at its start, then its arrivals are added. Chunk by chunk, the masks of one
+    chunk are alive at a time: a reduce-scatter of 3.3 million transfers at 576 chips replays
+    in 4.7-5.0 s of CPU instead of 7.4-8.0 s step by step over every chunk at once."""
+    by_chunk: dict[ChunkId, list[TransferT]] = {}
+    for tr in trs:
+        by_chunk.setdefault(tr[3], []).append(tr)
+    known = set(chunks)
+    for c, lst in by_chunk.items():
+        if c not in known:
+            for tr in sorted(lst, key=_STEP)[:MAX_ERRORS]:
+                _, u, v, _ = tr
+                problems.add(tr[0], 1, tr, f"step {tr[0]}: link {u}->{v} carries unknown chunk "
+                             f"{list(c)} for {inst.collective} with {inst.chunks} chunks")
+    n_all = inst.topology.n
+    full = _complete_mask(inst.n)
+    for i, c in enumerate(chunks):
+        sums = [0] * n_all
+        for s in inst.sources(c):
+            sums[s] = 1 << s
+        found = 0
+        for t, group in groupby(_sorted_by_step(by_chunk.get(c, []), missing), key=_STEP):
+            arrivals: list[tuple[TransferT, int]] = []
+            for tr in group:
+                mask = sums[tr[1]]
+                if not mask:
+                    if found < MAX_ERRORS:
+                        found += 1
+                        problems.add(t, 1, tr, f"step {t}: chip {tr[1]} sends chunk {list(c)} "
+                                     f"to {tr[2]} before holding it")
+                    continue
+                arrivals.append((tr, mask))
+            for tr, mask in arrivals:
+                v = tr[2]
+                cur = sums[v]
+                if not cur & mask:
+                    sums[v] = cur | mask
+                elif mask & cur == cur:
+                    sums[v] = mask
+                elif cur & mask != mask and found < MAX_ERRORS:
+                    found += 1
+                    problems.add(t, 2, tr, f"step {t}: chip {v} would double-count chunk "
+                                 f"{list(c)}: it holds contributions of chips {_bits(cur)} and "
+                                 f"receives {_bits(mask)}")
+        lacking = [d for d in inst.destinations(c) if sums[d] != full]
+        for k, d in enumerate(lacking[:MAX_ERRORS]):
+            what = "nothing" if not sums[d] else f"contributions of chips {_bits(sums[d])}"
+            problems.add(_END, i, k, f"end: chip {d} lacks complete chunk {list(c)} "
+                         f"(has {what}) after {makespan_steps} steps")
 
 
 def _bits(mask: int) -> list[int]:

@@ -54,6 +54,27 @@ def test_reduction_double_count_is_caught() -> None:
         verify(inst, trs, 2, raise_on_error=True)
 
 
+def test_a_transfer_over_a_missing_link_delivers_nothing() -> None:
+    inst = Instance(parse_topology("ring:4"), "allgather")
+    report = verify(inst, [(0, 0, 2, (0, 0)), (1, 2, 3, (0, 0))], 2)
+    assert report.errors[0] == "step 0: link 0->2 does not exist in ring:4"
+    assert "step 1: chip 2 sends chunk [0, 0] to 3 before holding it" in report.errors
+
+
+def test_reduction_errors_are_listed_in_step_order_across_chunks() -> None:
+    # replayed chunk by chunk, reported step by step: chunk [1, 0] double-counts at step 1,
+    # chunk [0, 0] at step 2; raise_on_error raises the earliest
+    inst = Instance(parse_topology("ring:3"), "reduce_scatter")
+    trs = [(0, 1, 0, (0, 0)), (1, 1, 2, (0, 0)), (2, 2, 0, (0, 0)),
+           (0, 0, 1, (1, 0)), (0, 0, 2, (1, 0)), (1, 2, 1, (1, 0))]
+    report = verify(inst, trs, 3)
+    assert report.errors[0].startswith("step 1: chip 1 would double-count chunk [1, 0]")
+    assert report.errors[1].startswith("step 2: chip 0 would double-count chunk [0, 0]")
+    assert all(e.startswith("end: ") for e in report.errors[2:])
+    with pytest.raises(ScheduleError, match=r"step 1: chip 1 would double-count chunk \[1, 0\]"):
+        verify(inst, trs, 3, raise_on_error=True)
+
+
 def test_allreduce_broadcast_of_the_full_sum_replaces_partials() -> None:
     inst = Instance(parse_topology("ring:2"), "allreduce", 1)
     trs = [(0, 1, 0, (0, 0)), (1, 0, 1, (0, 0))]
