@@ -244,7 +244,8 @@ def route(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: list[lis
 def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: list[list[int]],
                  passes: int = 3, deadline: float | None = None,
                  squared: bool = True, detour: bool = False,
-                 weight: dict[tuple[int, int], int] | None = None) -> list[list[int]]:
+                 weight: dict[tuple[int, int], int] | None = None,
+                 start: list[list[int]] | None = None) -> list[list[int]]:
     """Shortest paths for every chunk, balancing the load per unit link.
 
     Shortest by hops, or with ``weight`` (and ``dist`` the matching
@@ -255,11 +256,11 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
     with the least load per unit link so far; later passes rip up each path and re-route it
     against everyone else's load. The path cost is the added sum of squared loads per unit
     link (``squared``) or the bottleneck load first. With ``detour`` (hop-shortest paths
-    only), a chunk whose shortest
-    paths all cross a link loaded above twice the mean (plus one) may also take a first hop
-    that gets no closer (one hop longer than shortest), when that is cheaper: it spreads
-    traffic that shortest paths pile onto a few links, such as pipeline stages on neighbouring
-    dragonfly nodes joined by two links.
+    only), a chunk whose shortest paths all cross a link loaded above twice the mean (plus one)
+    may also take a first hop that gets no closer (one hop longer than shortest), when that is
+    cheaper: it spreads traffic that shortest paths pile onto a few links, such as pipeline
+    stages on neighbouring dragonfly nodes joined by two links. With ``start`` (the paths of an
+    earlier call), every pass is a rip-up pass over those paths.
 
     Raises
     ------
@@ -271,8 +272,12 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
     cap = topo.links
     load: dict[tuple[int, int], int] = {e: 0 for e in cap}
     nxt: dict[tuple[int, int], list[int]] = {}
-    paths: list[list[int]] = [[] for _ in demand]
+    paths: list[list[int]] = [[] for _ in demand] if start is None else [list(p) for p in start]
     total, units = 0, topo.unit_links  # hops placed; mean load per unit link = total / units
+    for path in paths if start is not None else ():
+        for a, b in zip(path, path[1:], strict=False):
+            load[(a, b)] += 1
+        total += len(path) - 1
 
     def hop(u: int, v: int, below: tuple[float, float, int]) -> tuple[float, float, int]:
         """Cost of taking u -> v, then ``below``: (added sum of squared loads, bottleneck, v),
@@ -282,7 +287,8 @@ def choose_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], dist: l
         sq = below[0] + (2 * load[(u, v)] + 1) / (m * m)
         return (sq, max(here, below[1]), v) if squared else (max(here, below[0]), sq, v)
 
-    for p in range(passes):
+    p0 = 0 if start is None else 1  # pass 0 places every chunk; later passes re-route
+    for p in range(p0, p0 + passes):
         if p and deadline is not None and time.monotonic() > deadline:
             break
         for i, (_, s, d) in enumerate(demand):

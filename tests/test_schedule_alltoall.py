@@ -132,3 +132,34 @@ def test_two_level_dragonfly_alltoall_is_verified_with_crossing_paths() -> None:
     r = schedule("dragonfly:racks=4,nodes=3,chips=4,ports=2", "alltoall", 1, time_limit_s=10)
     assert r.verified and r.status in (Status.OPTIMAL, Status.FEASIBLE)
     assert r.makespan_steps >= r.lower_bound_steps
+
+
+def test_rip_up_passes_from_earlier_paths_never_raise_the_squared_load() -> None:
+    """``choose_paths(start=...)`` continues from earlier paths (big all-to-alls get their
+    later passes that way, as time allows): every re-routed chunk takes the cheapest shortest
+    path against everyone else's load, its old path being one of them, so the sum of squared
+    loads per unit link never rises (here it falls), and every path stays a shortest path."""
+    from accelkb.solver.bounds import crossing_weights, weighted_distances
+    from accelkb.solver.schedule_greedy import choose_paths
+
+    topo = parse_topology("dragonfly:racks=4,nodes=3,chips=4,ports=2")
+    weight = crossing_weights(topo)
+    assert weight is not None
+    dist = weighted_distances(topo, weight)
+    demand = [((s, d), s, d) for s in range(topo.n) for d in range(topo.n) if s != d]
+
+    def squares(paths: list[list[int]]) -> float:
+        load: dict[tuple[int, int], int] = {}
+        for p in paths:
+            for e in zip(p, p[1:], strict=False):
+                load[e] = load.get(e, 0) + 1
+        return sum(k * k / topo.links[e] ** 2 for e, k in load.items())
+
+    one = choose_paths(topo, demand, dist, passes=1, weight=weight)
+    more = choose_paths(topo, demand, dist, passes=2, weight=weight, start=one)
+    assert squares(more) < squares(one)
+    # one pass, then two from its paths: the same as three passes in one call
+    assert more == choose_paths(topo, demand, dist, passes=3, weight=weight)
+    for (_, s, d), path in zip(demand, more, strict=True):
+        assert path[0] == s and path[-1] == d
+        assert sum(weight[e] for e in zip(path, path[1:], strict=False)) == dist[s][d]
