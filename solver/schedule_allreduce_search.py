@@ -99,13 +99,15 @@ def allreduce_proof(inst: Instance, lb: int, deadline: float, best: Best) -> str
     if best.steps is None or best.steps <= lb:
         return ""
     verdict = _z3_allreduce(inst, lb, deadline, best)
+    below = (best.steps or 0) - 1
+    steps = f"{below} step{'s' if below != 1 else ''}"
     return {
-        "optimal": f"Z3: UNSAT with {(best.steps or 0) - 1} steps (one-way gossip relaxation: "
+        "optimal": f"Z3: UNSAT with {steps} (one-way gossip relaxation: "
                    "no allreduce of any kind fits)",
         "timeout": "Z3 timed out below the best schedule; gap to the lower bound remains",
         "unchecked": "Z3's exact-encoding schedule failed the independent check and was not "
                      "used; gap to the lower bound remains",
-        "exact": f"Z3: UNSAT with {(best.steps or 0) - 1} steps (exact encoding; the one-way "
+        "exact": f"Z3: UNSAT with {steps} (exact encoding; the one-way "
                  "gossip relaxation fits, but no schedule adds without double-counting)",
         "too big": "allreduce encoding too large for Z3 within the time limit; gap to the "
                    "lower bound remains",

@@ -237,7 +237,8 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
     if best.steps is not None and best.steps > lb and use_z3 and collective != "allreduce":
         verdict = _z3_improve(inst, lb, deadline, best)
         if verdict == "optimal":
-            proof = (f"Z3: UNSAT with {best.steps - 1} steps" +
+            below = best.steps - 1
+            proof = (f"Z3: UNSAT with {below} step{'s' if below != 1 else ''}" +
                      (" (reduce-scatter on G = allgather on G^T reversed)"
                       if collective == "reduce_scatter" else ""))
         elif verdict == "timeout":
@@ -324,6 +325,9 @@ def _schedule(topology: str | Path | Topology, collective: str, chunks: int,
         Status.FEASIBLE
     if not proof:
         proof = "no proof of optimality; gap to the lower bound remains"
+    if status is Status.OPTIMAL and best.steps > lb:  # Z3: no schedule one step shorter
+        b = Bounds(values={**b.values, "z3_unsat": float(best.steps)}, best=best.steps,
+                   best_name="z3_unsat")
     report = verify(inst, best.transfers, best.steps)
     if not report.ok:
         return _result(inst, b, Status.ERROR, best.steps, best.transfers, best.method,

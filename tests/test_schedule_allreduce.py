@@ -29,9 +29,10 @@ def test_allreduce_is_optimal_and_verified(spec: str, chunks: int, steps: int) -
 
 def test_allreduce_optimality_proven_by_z3_where_the_bound_is_loose() -> None:
     # ring:6 with 4 chunks: bounds give 4, the ring construction 5, and no 4-step allreduce
-    # exists (the gossip relaxation is UNSAT)
+    # exists (the gossip relaxation is UNSAT): that proof is the lower bound reported
     r = schedule("ring:6", "allreduce", 4, time_limit_s=20)
-    assert r.lower_bound_steps == 4
+    assert max(v for k, v in r.bounds.items() if k != "z3_unsat") == 4
+    assert r.lower_bound_steps == r.bounds["z3_unsat"] == 5
     assert (r.makespan_steps, r.status, r.verified) == (5, Status.OPTIMAL, True)
     assert r.proof.startswith("Z3: UNSAT with 4 steps")
 
@@ -104,8 +105,9 @@ def test_random_allreduce_schedules_verify_and_respect_the_bound(seed: int) -> N
     assert r.verified and r.makespan_steps is not None
     assert r.makespan_steps >= r.lower_bound_steps
     assert r.status in (Status.OPTIMAL, Status.FEASIBLE)
-    if r.status is Status.OPTIMAL and r.makespan_steps > r.lower_bound_steps:
-        assert r.proof.startswith("Z3: UNSAT")
+    if r.status is Status.OPTIMAL:  # at a bound, or Z3's UNSAT one step below is the bound
+        assert r.makespan_steps == r.lower_bound_steps
+        assert r.proof.startswith("Z3: UNSAT") == ("z3_unsat" in r.bounds)
 
 
 def _far() -> float:

@@ -86,13 +86,15 @@ def test_feasibility_boundary_on_a_3x3_torus_allgather() -> None:
     assert verdict == "sat" and verify(inst, trs, 2).ok
 
 
-def test_z3_proves_optimality_above_the_bound() -> None:
-    """Broadcast on ring:5 with 3 chunks: if the heuristic misses the bound, Z3 must prove the
-    result optimal by UNSAT one step below (the instance is small enough)."""
-    r = schedule("ring:5", "broadcast", 3, time_limit_s=20)
-    assert r.verified
-    if r.makespan_steps > r.lower_bound_steps:
-        assert r.status == Status.OPTIMAL and r.proof.startswith("Z3: UNSAT")
+def test_z3_proves_optimality_above_the_bound_and_that_is_the_lower_bound() -> None:
+    """Broadcast of 4 chunks on full:8: the combinatorial bounds say 1 step, but a chip can
+    send only 7 chunks a step, and Z3 proves by UNSAT that 1 step is impossible. That proof is
+    a lower bound (``z3_unsat``), reported as such: the gap is 0."""
+    r = schedule("full:8", "broadcast", 4, time_limit_s=20)
+    assert r.verified and r.status == Status.OPTIMAL and r.makespan_steps == 2
+    assert r.proof == "Z3: UNSAT with 1 step"
+    assert max(v for k, v in r.bounds.items() if k != "z3_unsat") == 1
+    assert r.bounds["z3_unsat"] == 2 and r.lower_bound_steps == 2 and r.gap == 0.0
 
 
 def test_a_tiny_time_limit_never_reports_infeasible() -> None:
