@@ -3,9 +3,10 @@
 Constructions first (ring, switch, recursive doubling, ring halves; reduce-scatter + allgather
 composed; the pipelined reduce-scatter; tori as products of rings; on Cayley topologies a Z3
 template chunk copied by a regular automorphism group, and on lane dragonflies with uneven
-global ports the same on a Cayley spanning subgraph), then, below the best of them, Z3: the
-one-way gossip relaxation, whose UNSAT proves optimality, and the exact encoding
-(:mod:`schedule_allreduce_z3`), whose UNSAT is also a proof.
+global ports the same on a Cayley spanning subgraph; on small instances Z3 per-chunk trees
+reduced into a root or an exchanging root pair, :mod:`schedule_allreduce_trees`), then, below
+the best of them, Z3: the one-way gossip relaxation, whose UNSAT proves optimality, and the
+exact encoding (:mod:`schedule_allreduce_z3`), whose UNSAT is also a proof.
 
 :func:`allreduce` and :func:`allreduce_proof` get the search itself (``search``) for the
 sub-instances they build (reduce-scatter, allgather, ``ring:k``), as
@@ -25,6 +26,7 @@ from accelkb.solver.schedule_allreduce import (
     ring_allreduce,
     switch_allreduce,
 )
+from accelkb.solver.schedule_allreduce_trees import tree_allreduce
 from accelkb.solver.schedule_best import Best
 from accelkb.solver.schedule_cayley import cayley_allreduce
 from accelkb.solver.schedule_decompose import compose_allreduce, prune_relays
@@ -61,7 +63,10 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
     reaches the bound there (GroqRack: 13 steps; ``torus:4x4`` with 32 chunks: 15). It gets
     :data:`TEMPLATE_SHARE` of what is left (of which it keeps half for itself where the gossip
     relaxation may still prove optimality, see :func:`_cayley`); the slower constructions
-    (pipelined, product of rings) run until ``deadline``.
+    (pipelined, product of rings) run until ``deadline``. Between the quick constructions and
+    the rest, with Z3, the per-chunk trees of :mod:`schedule_allreduce_trees` on small instances
+    (half the time left at most): ``hypercube:3`` and ``torus:2x4`` with 8 chunks 6 -> 5 steps
+    (the bound), ``dragonfly:nodes=2,chips=4`` with 16 chunks 6 -> 5 (bound 4).
 
     A one-level lane dragonfly without such a group (GroqDF8x8: chips with 3 and 4 global
     links) takes the same path: after the quick constructions, :mod:`cayley_subgraph` looks for
@@ -74,10 +79,17 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
     group = (cayley_group(topo, time.monotonic() + (deadline - time.monotonic()) / 4)
              if templated else None)
     if group is None and (not templated or lane_rotation(topo) is None):
-        _constructions(inst, deadline, best, use_z3, search, "all")
+        _constructions(inst, deadline, best, use_z3, search, "quick")
+        if use_z3:
+            now = time.monotonic()
+            tree_allreduce(inst, now + (deadline - now) / 2, best)
+        _constructions(inst, deadline, best, use_z3, search, "slow")
         return
     now = time.monotonic()
     _constructions(inst, now + (deadline - now) / 2, best, use_z3, search, "quick")
+    if use_z3:
+        now = time.monotonic()
+        tree_allreduce(inst, now + (deadline - now) / 2, best)
     on = topo
     if group is None and best.steps is not None and best.steps > 1:
         # a lane dragonfly with uneven global ports: a spanning subgraph with a lane group,
