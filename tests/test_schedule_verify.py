@@ -75,6 +75,23 @@ def test_reduction_errors_are_listed_in_step_order_across_chunks() -> None:
         verify(inst, trs, 3, raise_on_error=True)
 
 
+def test_errors_keep_the_order_of_the_transfer_list() -> None:
+    inst = Instance(parse_topology("ring:4"), "allgather")
+    # a step below -1 still comes after the stated-makespan checks
+    with pytest.raises(ScheduleError, match="step -2: negative step"):
+        verify(inst, [(-2, 1, 2, (0, 0))], 1, raise_on_error=True)
+    # the same tuple object twice: each error at its own place in the list
+    t = (0, 1, 2, (0, 0))
+    errors = verify(inst, [t, (0, 2, 3, (1, 0)), t], 1).errors
+    assert errors[0] == "step 0: link 1->2 carries 2 chunks but has 1 unit links"
+    assert [e.split(" to ")[0] for e in errors[1:4]] == [
+        "step 0: chip 1 sends chunk [0, 0]", "step 0: chip 2 sends chunk [1, 0]",
+        "step 0: chip 1 sends chunk [0, 0]"]
+    # transfers as lists (JSON-shaped) are reported, not a crash
+    report = verify(inst, [[0, 1, 2, (0, 0)]], 1)  # type: ignore[list-item]
+    assert report.errors[0] == "step 0: chip 1 sends chunk [0, 0] to 2 before holding it"
+
+
 def test_allreduce_broadcast_of_the_full_sum_replaces_partials() -> None:
     inst = Instance(parse_topology("ring:2"), "allreduce", 1)
     trs = [(0, 1, 0, (0, 0)), (1, 0, 1, (0, 0))]
