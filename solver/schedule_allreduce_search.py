@@ -64,9 +64,10 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
     :data:`TEMPLATE_SHARE` of what is left (of which it keeps half for itself where the gossip
     relaxation may still prove optimality, see :func:`_cayley`); the slower constructions
     (pipelined, product of rings) run until ``deadline``. Between the quick constructions and
-    the rest, with Z3, the per-chunk trees of :mod:`schedule_allreduce_trees` on small instances
-    (half the time left at most): ``hypercube:3`` and ``torus:2x4`` with 8 chunks 6 -> 5 steps
-    (the bound), ``dragonfly:nodes=2,chips=4`` with 16 chunks 6 -> 5 (bound 4).
+    the rest (after the rest where the quick ones found nothing), with Z3, the per-chunk trees
+    of :mod:`schedule_allreduce_trees` on small instances (half the time left at most):
+    ``hypercube:3`` and ``torus:2x4`` with 8 chunks 6 -> 5 steps (the bound),
+    ``dragonfly:nodes=2,chips=4`` with 16 chunks 6 -> 5 (bound 4).
 
     A one-level lane dragonfly without such a group (GroqDF8x8: chips with 3 and 4 global
     links) takes the same path: after the quick constructions, :mod:`cayley_subgraph` looks for
@@ -80,16 +81,16 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
              if templated else None)
     if group is None and (not templated or lane_rotation(topo) is None):
         _constructions(inst, deadline, best, use_z3, search, "quick")
-        if use_z3:
-            now = time.monotonic()
-            tree_allreduce(inst, now + (deadline - now) / 2, best)
+        quick = best.steps is not None  # the trees search below a schedule: after the rest if none
+        if quick:
+            _trees(inst, deadline, best, use_z3)
         _constructions(inst, deadline, best, use_z3, search, "slow")
+        if not quick:
+            _trees(inst, deadline, best, use_z3)
         return
     now = time.monotonic()
     _constructions(inst, now + (deadline - now) / 2, best, use_z3, search, "quick")
-    if use_z3:
-        now = time.monotonic()
-        tree_allreduce(inst, now + (deadline - now) / 2, best)
+    _trees(inst, deadline, best, use_z3)
     on = topo
     if group is None and best.steps is not None and best.steps > 1:
         # a lane dragonfly with uneven global ports: a spanning subgraph with a lane group,
@@ -103,6 +104,13 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
         now = time.monotonic()
         _cayley(inst, on, group, now + TEMPLATE_SHARE * (deadline - now), best)
     _constructions(inst, deadline, best, use_z3, search, "slow")
+
+
+def _trees(inst: Instance, deadline: float, best: Best, use_z3: bool) -> None:
+    """Z3 per-chunk trees below the best schedule, in at most half the time left."""
+    if use_z3 and best.steps is not None:
+        now = time.monotonic()
+        tree_allreduce(inst, now + (deadline - now) / 2, best)
 
 
 def allreduce_proof(inst: Instance, lb: int, deadline: float, best: Best) -> str:

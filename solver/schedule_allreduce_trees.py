@@ -37,7 +37,8 @@ from accelkb.solver.z3fast import all_of, any_of, at_most, check_until
 
 MAX_ARCS = 20_000  # arc Booleans worth building (dragonfly:nodes=2,chips=4, 16 chunks, 5 steps:
 # 8,960, built and solved in 1.6 s)
-BUILD_SECONDS_PER_ARC = 1e-4  # building the encoding, per arc (measured 56-87 us)
+BUILD_SECONDS_PER_ARC = 2e-4  # building the encoding, per arc (measured 56-87 us; the review
+# saw up to 186 us on a loaded machine)
 
 
 def arc_count(inst: Instance, steps: int) -> int:

@@ -328,14 +328,14 @@ def _schedule(topology: str | Path | Topology, collective: str, chunks: int,
         Status.FEASIBLE
     if not proof:
         proof = "no proof of optimality; gap to the lower bound remains"
-    if status is Status.OPTIMAL and best.steps > lb:  # Z3: no schedule one step shorter
-        b = Bounds(values={**b.values, "z3_unsat": float(best.steps)}, best=best.steps,
-                   best_name="z3_unsat")
     report = verify(inst, best.transfers, best.steps)
     if not report.ok:
         return _result(inst, b, Status.ERROR, best.steps, best.transfers, best.method,
                        "independent checker rejected the schedule: " + report.errors[0],
                        False, t0)
+    if status is Status.OPTIMAL and best.steps > lb:  # Z3: no schedule one step shorter
+        b = Bounds(values={**b.values, "z3_unsat": float(best.steps)}, best=best.steps,
+                   best_name="z3_unsat")
     return _result(inst, b, status, best.steps, best.transfers, best.method, proof, True, t0)
 
 
