@@ -58,8 +58,8 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
     the bound is not met. On a topology with groups (dragonfly nodes and racks) an all-to-all
     first takes the paths that cross the fewest group boundaries, outermost level first:
     GroqDF8r9n8c all-to-all 436 -> 363 steps (hop-shortest paths between two racks may
-    pass through a third one; 60 s limit), and 312 with two more rip-up passes
-    (:func:`_balanced_paths`), GroqDF32x8 79 -> 65 (with the shuffled ties of
+    pass through a third one; 60 s limit), and 310-337 with more rip-up passes as time
+    allows (:func:`_routed`), GroqDF32x8 79 -> 65 (with the shuffled ties of
     :func:`route_paths`; the bound is 64).
     """
     topo = inst.topology
@@ -91,20 +91,19 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
             demand.sort(key=lambda x: -dist[x[1]][x[2]])
         elif order > 1:
             random.Random(order).shuffle(demand)
+        label = "path-based: balanced " + {
+            "shortest": "shortest paths", "detour": "paths with one-hop detours",
+            "crossings": "paths crossing the fewest group boundaries (outermost first)"}[kind] \
+            + ", farthest-first links"
         try:
             if kind == "crossings" and weight is not None:
                 crossing = crossing or weighted_distances(topo, weight)
-                paths = _balanced_paths(topo, demand, crossing, deadline, weight=weight)
+                paths = _routed(topo, demand, crossing, deadline, best, label, weight=weight)
             else:
-                paths = _balanced_paths(topo, demand, dist, deadline, squared=order % 3 != 2,
-                                        detour=kind == "detour")
-            steps, trs = route_paths(topo, demand, paths, deadline=deadline)
+                paths = _routed(topo, demand, dist, deadline, best, label,
+                                squared=order % 3 != 2, detour=kind == "detour")
         except Budget:
             return
-        best.offer(steps, trs, "path-based: balanced " + {
-            "shortest": "shortest paths", "detour": "paths with one-hop detours",
-            "crossings": "paths crossing the fewest group boundaries (outermost first)"}[kind]
-            + ", farthest-first links")
         if kind == "shortest" and order == 0 and _hot_spots(topo, paths):
             variants.insert(attempt + 1, (0, "detour"))
         if attempt == 0 and inst.collective == "alltoall" and not best.done:
@@ -116,24 +115,42 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
 
 
 BIG_DEMAND = 50_000  # chunks above which a rip-up pass of choose_paths costs seconds
-ROUTE_PER_PASS = 1.5  # route_paths after the paths, in passes of choose_paths (1.1 measured)
+MIN_PASS = 0.25  # a rip-up pass stopped part way keeps what it re-routed: worth a quarter pass
 
 
-def _balanced_paths(topo: Topology, demand: list, dist: list[list[int]], deadline: float,
-                    **how) -> list[list[int]]:
-    """Load-balanced paths: three passes of :func:`choose_paths`; for a big demand one pass,
-    then more rip-up passes (at most two) while they leave time to schedule the paths,
-    about as long as a pass. GroqDF8r9n8c all-to-all (331,200 chunks on crossing-weighted
-    paths): busiest link 354 chunks after one pass (11 s), 316 after two, 308 after three."""
+def _routed(topo: Topology, demand: list, dist: list[list[int]], deadline: float, best: Best,
+            label: str, **how) -> list[list[int]]:
+    """Load-balanced paths (:func:`choose_paths`), scheduled (:func:`route_paths`) and offered;
+    returns the paths. Three passes; for a big demand one pass, scheduled and offered first,
+    then up to two more rip-up passes (the last possibly stopped part way) where they leave
+    time to schedule the paths again (as long as the first time, with a tenth more), offered
+    if better. GroqDF8r9n8c all-to-all (331,200 chunks on crossing-weighted paths): busiest
+    link 354 chunks after one pass (11 s), 316 after two, 308 after three.
+
+    Raises
+    ------
+    Budget
+        when not even the first schedule is done before ``deadline``.
+    """
     if len(demand) < BIG_DEMAND:
-        return choose_paths(topo, demand, dist, passes=3, deadline=deadline, **how)
+        paths = choose_paths(topo, demand, dist, passes=3, deadline=deadline, **how)
+        best.offer(*route_paths(topo, demand, paths, deadline=deadline), label)
+        return paths
     started = time.monotonic()
     paths = choose_paths(topo, demand, dist, passes=1, deadline=deadline, **how)
     one = time.monotonic() - started
-    if deadline - time.monotonic() > (1 + ROUTE_PER_PASS) * one:
-        paths = choose_paths(topo, demand, dist, passes=2, start=paths,
-                             deadline=deadline - ROUTE_PER_PASS * one, **how)
-    return paths
+    best.offer(*route_paths(topo, demand, paths, deadline=deadline), label)
+    routing = time.monotonic() - started - one
+    if best.done or deadline - time.monotonic() < 1.1 * routing + MIN_PASS * one:
+        return paths
+    better = choose_paths(topo, demand, dist, passes=2, start=paths,
+                          deadline=deadline - 1.1 * routing, **how)
+    try:
+        steps, trs = route_paths(topo, demand, better, deadline=deadline)
+    except Budget:
+        return paths
+    best.offer(steps, trs, label + ", with more rip-up passes")
+    return better
 
 
 def _tiled(inst: Instance, deadline: float, best: Best, search: Search) -> None:
