@@ -58,8 +58,9 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
     the bound is not met. On a topology with groups (dragonfly nodes and racks) an all-to-all
     first takes the paths that cross the fewest group boundaries, outermost level first:
     GroqDF8r9n8c all-to-all 436 -> 363 steps (hop-shortest paths between two racks may
-    pass through a third one; 60 s limit), and 310-337 with more rip-up passes as time
-    allows (:func:`_routed`), GroqDF32x8 79 -> 65 (with the shuffled ties of
+    pass through a third one; 60 s limit), and 310-355 with more rip-up passes as time
+    allows (:func:`_routed`; a pass takes 11-15 s, so this depends on the machine's speed),
+    GroqDF32x8 79 -> 65 (with the shuffled ties of
     :func:`route_paths`; the bound is 64).
     """
     topo = inst.topology
