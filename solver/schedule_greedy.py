@@ -369,7 +369,7 @@ def route_paths(topo: Topology, demand: list[tuple[ChunkId, int, int]], paths: l
     transfers: list[TransferT] = []
     cap = topo.links
     step = 0
-    while waiting:  # only links with chunks waiting: a third of them in a 576-chip all-to-all
+    while waiting:  # links with chunks waiting (576-chip all-to-all: half of them per step)
         if deadline is not None and time.monotonic() > deadline:
             raise Budget()
         moved: list[int] = []

@@ -59,7 +59,7 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
     first takes the paths that cross the fewest group boundaries, outermost level first:
     GroqDF8r9n8c all-to-all 436 -> 363 steps (hop-shortest paths between two racks may
     pass through a third one; 60 s limit), and 310-355 with more rip-up passes as time
-    allows (:func:`_routed`; a pass takes 11-15 s, so this depends on the machine's speed),
+    allows (:func:`_on_paths`; a pass takes 11-15 s, so this depends on the machine's speed),
     GroqDF32x8 79 -> 65 (with the shuffled ties of
     :func:`route_paths`; the bound is 64).
     """
@@ -99,10 +99,10 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
         try:
             if kind == "crossings" and weight is not None:
                 crossing = crossing or weighted_distances(topo, weight)
-                paths = _routed(topo, demand, crossing, deadline, best, label, weight=weight)
+                paths = _on_paths(topo, demand, crossing, deadline, best, label, weight=weight)
             else:
-                paths = _routed(topo, demand, dist, deadline, best, label,
-                                squared=order % 3 != 2, detour=kind == "detour")
+                paths = _on_paths(topo, demand, dist, deadline, best, label,
+                                  squared=order % 3 != 2, detour=kind == "detour")
         except Budget:
             return
         if kind == "shortest" and order == 0 and _hot_spots(topo, paths):
@@ -119,7 +119,7 @@ BIG_DEMAND = 50_000  # chunks above which a rip-up pass of choose_paths costs se
 MIN_PASS = 0.25  # a rip-up pass stopped part way keeps what it re-routed: worth a quarter pass
 
 
-def _routed(topo: Topology, demand: list, dist: list[list[int]], deadline: float, best: Best,
+def _on_paths(topo: Topology, demand: list, dist: list[list[int]], deadline: float, best: Best,
             label: str, **how) -> list[list[int]]:
     """Load-balanced paths (:func:`choose_paths`), scheduled (:func:`route_paths`) and offered;
     returns the paths. Three passes; for a big demand one pass, scheduled and offered first,

@@ -55,7 +55,6 @@ class VerifyReport(BaseModel):
 
 _LINK = itemgetter(1, 2)  # (src, dst) of a transfer
 _STEP = itemgetter(0)
-_CHUNK = itemgetter(3)
 MAX_ERRORS = 20  # errors listed in a report
 _FIRST = -(1 << 62)  # order key of the checks of the stated makespan: before every step
 _END = 1 << 62  # order key of the end-of-schedule checks: after every step
