@@ -25,7 +25,6 @@ an allreduce.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import z3
 
@@ -124,7 +123,7 @@ def _add_chunk(s: z3.Solver, topo: Topology, c: _Chunk, steps: int) -> None:
         s.add(z3.Implies(b, holds_total_by(u, t)))
 
 
-def _decode(model: z3.ModelRef, chunks: list[_Chunk], steps: int) -> list[TransferT]:
+def _decode(model: z3.ModelRef, chunks: list[_Chunk]) -> list[TransferT]:
     trs: list[TransferT] = []
     for j, c in enumerate(chunks):
         for (u, w, t), b in list(c.red.items()) + list(c.bc.items()):
@@ -140,26 +139,25 @@ def _decode(model: z3.ModelRef, chunks: list[_Chunk], steps: int) -> list[Transf
 def solve(inst: Instance, steps: int, deadline: float) -> tuple[str, list[TransferT]]:
     """``("sat", transfers)``, ``("unsat", [])`` (no such trees) or ``("unknown", [])``."""
     topo = inst.topology
-    ctx_solver = z3.Solver()
-    chunks = [_Chunk(ctx_solver, topo, j, j % topo.n, steps) for j in range(inst.chunks)]
+    s = z3.Solver()
+    chunks = [_Chunk(s, topo, j, j % topo.n, steps) for j in range(inst.chunks)]
     slots: dict[tuple[int, int, int], list[z3.BoolRef]] = {}
     for c in chunks:
-        _add_chunk(ctx_solver, topo, c, steps)
+        _add_chunk(s, topo, c, steps)
         for (u, w, t), b in list(c.red.items()) + list(c.bc.items()):
             slots.setdefault((u, w, t), []).append(b)
         for w, p in c.partner.items():  # the root's half of the exchange
             for t, d in c.done.items():
                 slots.setdefault((c.r, w, t - 1), []).append(all_of([p, d]))
     for (u, w, _t), bs in slots.items():
-        ctx_solver.add(at_most(bs, topo.links[(u, w)]))
-    verdict = check_until(ctx_solver, deadline)
+        s.add(at_most(bs, topo.links[(u, w)]))
+    verdict = check_until(s, deadline)
     if verdict == z3.sat:
-        return "sat", _decode(ctx_solver.model(), chunks, steps)
+        return "sat", _decode(s.model(), chunks)
     return ("unsat" if verdict == z3.unsat else "unknown"), []
 
 
-def tree_allreduce(inst: Instance, deadline: float, best: Best,
-                   now: Callable[[], float] = time.monotonic) -> None:
+def tree_allreduce(inst: Instance, deadline: float, best: Best) -> None:
     """Below the best schedule, one step at a time while Z3 finds trees (each checked by the
     independent checker before it is offered), down to ``best.target``; only where every chip is
     a rank and the encoding is small (:data:`MAX_ARCS`) and builds in the time left."""
@@ -169,7 +167,7 @@ def tree_allreduce(inst: Instance, deadline: float, best: Best,
     while best.steps is not None and best.steps - 1 >= max(best.target, 2):
         steps = best.steps - 1
         arcs = arc_count(inst, steps)
-        if arcs > MAX_ARCS or arcs * BUILD_SECONDS_PER_ARC > deadline - now():
+        if arcs > MAX_ARCS or arcs * BUILD_SECONDS_PER_ARC > deadline - time.monotonic():
             return
         verdict, trs = solve(inst, steps, deadline)
         if verdict != "sat" or not verify(inst, trs, steps).ok:
