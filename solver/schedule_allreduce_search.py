@@ -26,7 +26,6 @@ from accelkb.solver.schedule_allreduce import (
     ring_allreduce,
     switch_allreduce,
 )
-from accelkb.solver.schedule_allreduce_mirror import mirror_allreduce
 from accelkb.solver.schedule_allreduce_trees import tree_allreduce
 from accelkb.solver.schedule_best import Best
 from accelkb.solver.schedule_cayley import cayley_allreduce
@@ -70,11 +69,6 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
     ``hypercube:3`` and ``torus:2x4`` with 8 chunks 6 -> 5 steps (the bound),
     ``dragonfly:nodes=2,chips=4`` with 16 chunks 6 -> 5 (bound 4).
 
-    Last, in the time left (half of it where Z3's relaxation one step below fits, for the proof),
-    the mirrored per-chunk trees of :mod:`schedule_allreduce_mirror` (local search, symmetric
-    topologies, up to 12,000 searched arcs): GroqDF4x8 7 -> 6 and GroqDF8x8 13 -> 12 steps, the
-    bandwidth bound.
-
     A one-level lane dragonfly without such a group (GroqDF8x8: chips with 3 and 4 global
     links) takes the same path: after the quick constructions, :mod:`cayley_subgraph` looks for
     a spanning subgraph that has one (in at most a quarter of the time left), and the template
@@ -93,7 +87,6 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
         _constructions(inst, deadline, best, use_z3, search, "slow")
         if not quick:
             _trees(inst, deadline, best, use_z3)
-        _mirror(inst, deadline, best)
         return
     now = time.monotonic()
     _constructions(inst, now + (deadline - now) / 2, best, use_z3, search, "quick")
@@ -111,7 +104,6 @@ def allreduce(inst: Instance, deadline: float, best: Best, use_z3: bool, search:
         now = time.monotonic()
         _cayley(inst, on, group, now + TEMPLATE_SHARE * (deadline - now), best)
     _constructions(inst, deadline, best, use_z3, search, "slow")
-    _mirror(inst, deadline, best)
 
 
 def _trees(inst: Instance, deadline: float, best: Best, use_z3: bool) -> None:
@@ -119,17 +111,6 @@ def _trees(inst: Instance, deadline: float, best: Best, use_z3: bool) -> None:
     if use_z3 and best.steps is not None:
         now = time.monotonic()
         tree_allreduce(inst, now + (deadline - now) / 2, best)
-
-
-def _mirror(inst: Instance, deadline: float, best: Best) -> None:
-    """Mirrored trees by local search below the best schedule, last: in all the time left
-    where Z3's relaxation one step below is too big to prove anything, else in half of it."""
-    if best.steps is None or best.done:
-        return
-    now = time.monotonic()
-    left = deadline - now
-    mirror_allreduce(inst, now + (left / 2 if _relaxation_fits(inst, best.steps - 1, left)
-                                  else left), best)
 
 
 def allreduce_proof(inst: Instance, lb: int, deadline: float, best: Best) -> str:

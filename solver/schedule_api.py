@@ -34,6 +34,7 @@ from accelkb.solver.bounds import (
     all_distances,
     lower_bounds,
 )
+from accelkb.solver.schedule_allreduce_mirror import mirror_allreduce
 from accelkb.solver.schedule_allreduce_search import allreduce, allreduce_proof
 from accelkb.solver.schedule_best import Best as _Best
 from accelkb.solver.schedule_decompose import prune_relays, rounds
@@ -236,6 +237,11 @@ def _search(inst: Instance, lb: int, deadline: float, use_z3: bool) -> tuple[_Be
     proof = ""
     if use_z3 and collective == "allreduce":
         proof = allreduce_proof(inst, lb, deadline, best)
+    if collective == "allreduce" and not proof.startswith("Z3: UNSAT"):
+        # after Z3's proof attempt (which returns at once where its encoding is too big), in
+        # the time left: mirrored per-chunk trees by local search (GroqDF4x8 7 -> 6 and
+        # GroqDF8x8 13 -> 12 steps, the bandwidth bound)
+        mirror_allreduce(inst, deadline, best)
     lb = max(lb, best.target)  # the alltoall LP bound, where routed() computed it
     if best.steps is not None and best.steps > lb and use_z3 and collective != "allreduce":
         verdict = _z3_improve(inst, lb, deadline, best)

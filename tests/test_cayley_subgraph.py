@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from conftest import SHARED
 
-from accelkb.solver import schedule, schedule_allreduce_search
+from accelkb.solver import schedule, schedule_api
 from accelkb.solver.cayley import CayleyGroup, cayley_group, lane_rotation
 from accelkb.solver.cayley_subgraph import _drop_sets, cayley_subgraph
 from accelkb.solver.topology import Topology, load_topology_file, parse_topology
@@ -107,7 +107,7 @@ def test_allreduce_on_the_subgraph_beats_the_constructions(monkeypatch: pytest.M
     # 32 chips (8 nodes of 4): the constructions give 12; the template on the subgraph (192 of
     # 208 unit links) gives 11, one above the bound of 10 (2*31*32 transfers over 208 links).
     # The mirrored-trees search, which runs last and reaches 10, is left out here.
-    monkeypatch.setattr(schedule_allreduce_search, "mirror_allreduce", lambda *args: None)
+    monkeypatch.setattr(schedule_api, "mirror_allreduce", lambda *args: None)
     r = schedule("dragonfly:nodes=8,chips=4", "allreduce", chunks=32, time_limit_s=10)
     assert r.verified
     assert r.makespan_steps == 11 and r.lower_bound_steps == 10
@@ -118,7 +118,7 @@ def test_allreduce_on_the_subgraph_beats_the_constructions(monkeypatch: pytest.M
 @pytest.mark.skipif(not SHARED.exists(), reason="needs ../shared/bench")
 def test_groqdf8x8_allreduce_in_13_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     # without the mirrored-trees search, which runs last and reaches 12 (its own tests)
-    monkeypatch.setattr(schedule_allreduce_search, "mirror_allreduce", lambda *args: None)
+    monkeypatch.setattr(schedule_api, "mirror_allreduce", lambda *args: None)
     topo = load_topology_file(str(SHARED / "bench" / "topologies" / "GroqDF8x8.json"))
     r = schedule(topo, "allreduce", chunks=64, time_limit_s=10)
     assert r.verified and r.makespan_steps == 13 and r.lower_bound_steps == 12

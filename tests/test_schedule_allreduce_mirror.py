@@ -79,6 +79,34 @@ def test_the_lane_group_search_gives_schedules_invariant_under_it() -> None:
     assert _mirrored(trs, 12)
 
 
+@pytest.mark.parametrize("spec, chunks, steps, pairs", [
+    ("dragonfly:nodes=2,chips=4", 16, 5, 2),  # 4 lanes; turning by 2 reverses links
+    ("dragonfly:nodes=3,chips=2", 12, 5, 3),  # 2 lanes, odd steps
+    ("dragonfly:nodes=2,chips=4", 16, 6, 1),  # even steps, pairs and self-mirrored chunks
+    ("groq:8", 64, 12, 7),
+])
+def test_slot_accounting_under_the_lane_group_matches_the_links(spec: str, chunks: int,
+                                                                steps: int, pairs: int) -> None:
+    """Every (link, step) is over-full exactly when its slot is. A middle-step arc on a link
+    orbit that holds its own reverse loads each of its links twice (images and mirror images),
+    which an earlier version missed: it "solved" states the checker refused."""
+    topo = parse_topology(spec)
+    found = lane_rotation(topo)
+    assert found is not None
+    group = [found[1](k) for k in range(found[0])]
+    for seed in range(3):
+        mix = _Mix(topo, all_distances(topo), steps, chunks, pairs, random.Random(seed), group)
+        mix.run(300 * seed, time.monotonic() + 10)
+        trs = mix.transfers()
+        assert len(trs) == 2 * (topo.n - 1) * chunks
+        use = Counter((t, u, v) for t, u, v, _ in trs)
+        for (u, v), m in topo.links.items():
+            for t in range(steps):
+                s = mix.lslots[u][v][t]
+                assert (use[(t, u, v)] <= m) == (mix.load[s] <= mix.cap[s]), (t, u, v)
+        assert (mix.conflicts == 0) == verify(Instance(topo, "allreduce", chunks), trs, steps).ok
+
+
 def test_mixes_that_fit() -> None:
     assert mixes(6, 5, 2) == [3]  # odd steps: all in pairs
     assert mixes(5, 5, 2) == []  # ... which an odd count cannot make
