@@ -10,9 +10,10 @@ becomes ``v -> u``). Where every link has a twin the other way, a reduction in-t
 broadcast out-tree and the reverse, so a chunk whose root holds the total from step ``a`` becomes
 one that holds it from ``T - a``. The search keeps the schedule equal to its own mirror: chunks
 come in *pairs* (one done at ``a < T/2``, its mirror at ``T - a``) or are *self-mirrored* (done
-at ``T/2``, broadcast tree = reduction tree reversed). Loads at ``t`` and ``T-1-t`` are then
-equal, so only the first half of the steps is searched and a move changes a chunk and its mirror
-together.
+at ``T/2``, broadcast tree = reduction tree reversed). The load on a link in step ``t`` then
+equals the load on its reverse in step ``T-1-t``, so only the first half of the steps is searched
+(with an odd ``T`` the middle step is shared by a link and its reverse) and a move changes a chunk
+and its mirror together.
 
 *Trees.* Each chunk is reduced along an in-tree into its root and broadcast along an out-tree:
 every other chip sends its partial sum once and receives the total once, ``2(n-1)`` transfers,
@@ -231,10 +232,11 @@ class _Mix:
             self.bkids[x][self.bpar[x][u]].discard(u)
             span = [(p, a if p == r else bst[p] + 1, hi, self.lslots[p][u]) for p in self.inn[u]]
         if self.rng.random() < NOISE:
-            pick = self.rng.choice([(p, t) for p, lo, hi, _ in span for t in range(lo, hi + 1)])
+            pick = self.rng.choice([(p, t) for p, first, last, _ in span
+                                    for t in range(first, last + 1)])
         else:
-            for p, lo, hi, ts in span:
-                for t in range(lo, hi + 1):
+            for p, first, last, ts in span:
+                for t in range(first, last + 1):
                     s = ts[t]
                     c = w[s] if load[s] >= cap[s] else 0
                     if c == least:
@@ -276,7 +278,8 @@ class _Mix:
     def augment(self, s0: int) -> bool:
         """Relieve over-full slot ``s0`` by a chain of moves that ends in a slot with room
         (breadth-first over slots, each visited once): every slot on the way keeps its load.
-        The moved arcs must not be tree neighbours of each other (their windows would change)."""
+        Each window is read with the other arcs in place, so no moved arc may be the old or new
+        parent of another moved arc of the same tree (:meth:`_apply` refuses such chains)."""
         n, load, cap = self.n, self.load, self.cap
         prev: dict[int, tuple[int, int, int, int] | None] = {s0: None}
         frontier = [s0]
