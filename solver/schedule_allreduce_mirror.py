@@ -217,34 +217,21 @@ class _Mix:
     def _move(self, x: int, u: int, ph: int) -> None:
         """Move arc ``(x, u, ph)`` to its least-weighted allowed (parent, step)."""
         load, cap, w = self.load, self.cap, self.weight
-        r, a = self.roots[x], self.done[x]
-        self._remove(self._slot(x, u, ph), (x * self.n + u) * 2 + ph)
+        opts = self._options(x, u, ph)
+        if self.rng.random() < NOISE:
+            p, t, _ = self.rng.choice(opts)
+            self._place(x, u, ph, p, t)
+            return
+        here = self._slot(x, u, ph)
         least = -1
         best: list[tuple[int, int]] = []
-        if ph == 0:
-            st = self.st[x]
-            lo = max((st[c] for c in self.kids[x][u]), default=-1) + 1
-            self.kids[x][self.par[x][u]].discard(u)
-            span = [(p, lo, (a if p == r else st[p]) - 1, self.lslots[u][p]) for p in self.out[u]]
-        else:
-            bst = self.bst[x]
-            hi = min((bst[c] for c in self.bkids[x][u]), default=self.T) - 1
-            self.bkids[x][self.bpar[x][u]].discard(u)
-            span = [(p, a if p == r else bst[p] + 1, hi, self.lslots[p][u]) for p in self.inn[u]]
-        if self.rng.random() < NOISE:
-            pick = self.rng.choice([(p, t) for p, first, last, _ in span
-                                    for t in range(first, last + 1)])
-        else:
-            for p, first, last, ts in span:
-                for t in range(first, last + 1):
-                    s = ts[t]
-                    c = w[s] if load[s] >= cap[s] else 0
-                    if c == least:
-                        best.append((p, t))
-                    elif c < least or least < 0:
-                        least, best = c, [(p, t)]
-            pick = best[0] if len(best) == 1 else self.rng.choice(best)
-        self._set(x, u, ph, *pick)
+        for p, t, s in opts:
+            c = w[s] if load[s] - (s == here) >= cap[s] else 0  # as if the arc had left
+            if c == least:
+                best.append((p, t))
+            elif c < least or least < 0:
+                least, best = c, [(p, t)]
+        self._place(x, u, ph, *(best[0] if len(best) == 1 else self.rng.choice(best)))
 
     def _options(self, x: int, u: int, ph: int) -> list[tuple[int, int, int]]:
         """Where arc ``(x, u, ph)`` may go with the rest of its tree as it is:
