@@ -105,13 +105,13 @@ class _Mix:
                  ) -> None:
         n, T = topo.n, steps
         self.group = group or [tuple(range(n))]
-        self.n, self.T, self.H, self.pairs, self.chunks = n, T, T // 2, pairs, chunks
+        self.n, self.T, self.pairs = n, T, pairs
         self.rng = rng
         links = sorted(topo.links)
         L = len(links)
         lid = {lk: i for i, lk in enumerate(links)}
         rev = [lid[(v, u)] for (u, v) in links]
-        H = self.H
+        H = T // 2
         # a link's orbit under the group: its images carry the template's images
         orb = [min(lid[(g[u], g[v])] for g in self.group) for (u, v) in links]
         # slot of (t, link): the first half as is, the second half mirrored
