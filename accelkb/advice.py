@@ -1,162 +1,17 @@
-"""The result of ``accelkb advise``: data first, prose second (the report only renders this).
+"""Kept so that ``accelkb.advice.Advice`` still works: the model lives in :mod:`accelkb.advise.advice`."""
 
-The JSON schema is stable: ``Advice.model_json_schema()``; ``schema_version`` changes when a
-field's meaning changes.
-"""
+from accelkb.advise.advice import (
+    Advice,
+    Comparison,
+    Estimate,
+    Fact,
+    Finding,
+    Recommendation,
+    ScalingPoint,
+    ScheduleSummary,
+    SourceRef,
+    WhatIf,
+)
 
-from __future__ import annotations
-
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-
-SCHEMA_VERSION = "1.0"
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class SourceRef(_Frozen):
-    """A source a number or a statement rests on."""
-
-    iri: str = Field(description="IRI of the ak:Source")
-    title: str = Field(description="title of the source")
-    publisher: str = Field(default="", description="publisher")
-    url: str = Field(default="", description="URL if known")
-    kind: str = Field(default="", description="source kind (vendor document, paper, ...)")
-
-
-class Fact(_Frozen):
-    """One sourced fact of the knowledge base used by the advice."""
-
-    subject: str = Field(description="short name or IRI of the subject")
-    property: str = Field(description="property local name")
-    value: float | str = Field(description="value in SI base units")
-    confidence: str = Field(default="", description="high, medium or low")
-    source: str = Field(default="", description="IRI of the source")
-
-
-class Estimate(_Frozen):
-    """The performance model's numbers for one configuration."""
-
-    configuration: dict[str, Any] = Field(description="the layout estimated (perf config fields)")
-    chips: int = Field(description="chips used")
-    time_s: float = Field(description="training step time, or decode time per token, s")
-    tokens_per_s: float = Field(description="aggregate tokens per second")
-    tokens_per_s_per_user: float | None = Field(default=None, description="inference: per user")
-    ttft_s: float | None = Field(default=None, description="inference: time to first token, s")
-    mfu: float = Field(description="model FLOPs utilisation")
-    memory_per_chip_bytes: dict[str, float] = Field(description="bytes per chip per memory tier")
-    breakdown_s: dict[str, float] = Field(description="time split by cause, s")
-    joules_per_token: float | None = Field(default=None, description="energy per token, J")
-    power_w: float | None = Field(default=None, description="average power, W")
-    time_to_train_s: float | None = Field(default=None, description="training: time for the "
-                                          "workload's tokens, s")
-    bound: str | None = Field(default=None, description="inference: what limits decode")
-
-
-class Finding(_Frozen):
-    """A bottleneck with its evidence and the derivation that found it."""
-
-    bottleneck: str = Field(description="bottleneck short name")
-    label: str = Field(description="bottleneck label")
-    evidence: str = Field(description="the numbers that show it, in words")
-    share_of_time: float | None = Field(default=None, description="fraction of the step or "
-                                        "token time attributable to it")
-    derivation: list[str] = Field(default_factory=list, description="rule -> facts -> sources "
-                                  "chain, one line per step")
-    rule: str = Field(default="", description="IRI of the rule (or check) that derived it")
-
-
-class Recommendation(_Frozen):
-    """A candidate optimization, checked by the performance model (and the solver)."""
-
-    optimization: str = Field(description="optimization short name")
-    label: str = Field(description="optimization label")
-    mitigates: list[str] = Field(description="bottlenecks it addresses")
-    status: Literal["recommended", "no-gain", "blocked", "not-modelled", "already-applied"] = Field(
-        description="recommended: checked gain; no-gain: checked, not faster; blocked: a "
-        "constraint forbids it; not-modelled: the performance model cannot quantify it; "
-        "already-applied: part of the baseline")
-    speedup: float | None = Field(default=None, description="before time / after time")
-    before: Estimate | None = Field(default=None, description="baseline estimate")
-    after: Estimate | None = Field(default=None, description="estimate with the optimization")
-    configuration_change: dict[str, Any] = Field(default_factory=dict, description="what changes")
-    blocked_by: str = Field(default="", description="why it cannot apply (constraint, numbers)")
-    costs: list[str] = Field(default_factory=list, description="costs and risks")
-    requires: list[str] = Field(default_factory=list, description="preconditions")
-    published_effect: str = Field(default="", description="a published figure, with its source")
-    derivation: list[str] = Field(default_factory=list, description="rule -> facts -> sources")
-    solver_check: str = Field(default="", description="what the configuration solver said")
-
-
-class WhatIf(_Frozen):
-    """A hardware or architecture lever, quantified by re-running the model with a changed fact."""
-
-    lever: str = Field(description="what changes, in words")
-    change: str = Field(description="the changed fact (e.g. 'IPU-Link bandwidth x2')")
-    time_s: float = Field(description="step or token time with the change, s")
-    speedup: float = Field(description="baseline time / time with the change")
-    note: str = Field(default="", description="caveats")
-
-
-class Comparison(_Frozen):
-    """The same workload on another system."""
-
-    system: str = Field(description="system short name")
-    chips: int = Field(description="chips used")
-    estimate: Estimate | None = Field(default=None, description="its best default estimate")
-    tokens_per_s_per_watt: float | None = Field(default=None, description="performance per watt")
-    error: str = Field(default="", description="why it could not be estimated")
-
-
-class ScalingPoint(_Frozen):
-    """One point of the scaling curve over chip counts."""
-
-    chips: int = Field(description="chips")
-    time_s: float | None = Field(description="step or token time, s (None: does not fit)")
-    tokens_per_s: float | None = Field(description="aggregate tokens per second")
-    tokens_per_s_per_user: float | None = Field(default=None, description="inference: per user")
-    note: str = Field(default="", description="why a point is missing")
-
-
-class ScheduleSummary(_Frozen):
-    """A synthesized collision-free schedule against dynamic routing."""
-
-    topology: str = Field(description="topology spec")
-    collective: str = Field(description="collective")
-    status: str = Field(description="solver outcome")
-    makespan_steps: int | None = Field(description="schedule makespan in steps")
-    lower_bound_steps: int | None = Field(description="lower bound in steps")
-    dynamic_makespan_steps: float | None = Field(default=None, description="dynamic-routing "
-                                                 "makespan in the simulator, steps")
-    seconds: float | None = Field(default=None, description="schedule time in seconds")
-    heatmap_svg: str = Field(default="", description="link x step heat map (SVG)")
-
-
-class Advice(_Frozen):
-    """An explained, quantitatively checked answer about one workload on one system."""
-
-    schema_version: str = Field(default=SCHEMA_VERSION, description="JSON schema version")
-    question: str = Field(description="the question answered")
-    system: str = Field(description="system short name")
-    workload: str = Field(description="workload short name")
-    phase: str = Field(description="training or inference")
-    goal: str = Field(description="what 'better' means: time, throughput, latency, energy, cost")
-    chips: int = Field(description="chips used")
-    answer: str = Field(description="three to five sentences with the numbers")
-    baseline: Estimate = Field(description="the starting configuration's estimate")
-    baseline_note: str = Field(description="how the baseline was chosen")
-    findings: list[Finding] = Field(description="bottlenecks with evidence")
-    recommendations: list[Recommendation] = Field(description="ranked by checked gain")
-    what_ifs: list[WhatIf] = Field(description="hardware and architecture levers")
-    comparisons: list[Comparison] = Field(description="the same workload on other systems")
-    scaling: list[ScalingPoint] = Field(description="scaling over chip counts")
-    schedules: list[ScheduleSummary] = Field(default_factory=list, description="network schedules")
-    facts: list[Fact] = Field(description="sourced facts the advice rests on")
-    sources: list[SourceRef] = Field(description="every source cited")
-    assumptions: list[str] = Field(description="assumptions and their confidence")
-    measured: list[str] = Field(default_factory=list, description="published measurements of "
-                                "this workload on this system, for comparison")
-    seconds: float = Field(description="time taken to produce the advice, s")
+__all__ = ["Advice", "Comparison", "Estimate", "Fact", "Finding", "Recommendation", "ScalingPoint",
+           "ScheduleSummary", "SourceRef", "WhatIf"]

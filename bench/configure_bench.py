@@ -25,13 +25,13 @@ import time
 from typing import Any
 
 from accelkb.errors import InputError
-from accelkb.perf.validation import read_rows
-from accelkb.solver.config_api import configure
-from accelkb.solver.config_instance import build_instance
-from accelkb.solver.config_model import ConfigRequest, Layout
-from accelkb.solver.config_rank import rank
-from accelkb.solver.config_search import exhaustive
-from accelkb.solver.config_theory import estimate
+from accelkb.perf.validation.training import read_rows
+from accelkb.solver.config.api import configure
+from accelkb.solver.config.instance import build_instance
+from accelkb.solver.config.model import ConfigRequest, Layout
+from accelkb.solver.config.rank import rank
+from accelkb.solver.config.search import exhaustive
+from accelkb.solver.config.theory import estimate
 
 CASES: list[tuple[str, dict[str, Any]]] = [
     ("GPT-3 175B, 1024 x A100", dict(model="gpt3-175b", system="dgx-a100-superpod",
@@ -110,7 +110,7 @@ def part2(rows: int, timeout: float) -> None:
             print(f"| {name} | {n} | {pub} | - | {res.status.value} | - | - | - |")
             continue
         from accelkb.perf import training as T
-        from accelkb.solver.config_theory import training_config
+        from accelkb.solver.config.theory import training_config
 
         est = T.estimate(inst.model, inst.system, training_config(pub[0], gbs),
                          inst.calibration)
@@ -131,7 +131,7 @@ PARTITIONS = [("GPT-3 760M, 8 IPUs of IPU-POD16 (seq 1024, full recompute)",
 
 
 def part3() -> None:
-    from accelkb.solver.config_partition import dp_minmax, partition_pipeline, units
+    from accelkb.solver.config.partition import dp_minmax, partition_pipeline, units
 
     print("\n| pipeline partition | status | stages (units) | slowest stage ms | exact DP ms | "
           "same | Z3 s | DP s |")

@@ -6,7 +6,7 @@
     python bench/perf_validation.py --fit      # refit the calibration constants (grid search)
 
 Systems come from the knowledge base (accelkb.perf.from_kb); when that adapter is not installed
-the explicit datasheet specs of tests/test_perf_fixtures.py stand in (a note says so).
+the explicit datasheet specs of tests/perf_fixtures.py stand in (a note says so).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from accelkb.perf import fit
 from accelkb.perf.calibration import load_calibration
-from accelkb.perf.validation import FileResult, SystemResolver
-from accelkb.perf.validation_more import run_all
+from accelkb.perf.validation import fit
+from accelkb.perf.validation.others import run_all
+from accelkb.perf.validation.training import FileResult, SystemResolver
 
 
 def resolver() -> tuple[SystemResolver, str]:
@@ -30,8 +30,8 @@ def resolver() -> tuple[SystemResolver, str]:
         return kb.system_spec, "knowledge base (accelkb.perf.from_kb)"
     except ModuleNotFoundError:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        fixtures: Any = importlib.import_module("test_perf_fixtures")
-        return fixtures.resolver, "explicit datasheet specs (tests/test_perf_fixtures.py)"
+        fixtures: Any = importlib.import_module("perf_fixtures")
+        return fixtures.resolver, "explicit datasheet specs (tests/perf_fixtures.py)"
 
 
 def print_file(fr: FileResult, rows: bool) -> None:

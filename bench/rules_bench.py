@@ -171,7 +171,7 @@ def worker(size: float, store: str, record: bool) -> dict[str, Any]:
         rows = list(target.query(findings, use_default_graph_as_union=True, prefixes=prefixes))
         t2 = time.perf_counter()
         # Oxigraph substitutes only projected variables: ?e travels as a trailing VALUES
-        # block, as accelkb.store.RemoteStore sends bindings.
+        # block, as accelkb.serve.store.RemoteStore sends bindings.
         bound = explain + f"\nVALUES ?e {{ {target.nt(target.native(estimate))} }}"
         found = list(target.query(bound, use_default_graph_as_union=True, prefixes=prefixes))
         ruled = sum(1 for r in found if r["rule"] is not None)

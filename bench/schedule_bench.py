@@ -2,11 +2,11 @@
 
 Per instance: makespan, our lower bound and the reference bound, ratio, status, synthesis time,
 verification, the makespan of the schedule's own transfers run self-timed (``self``: no planned
-steps, :mod:`accelkb.perf.netsim_selftimed`) and the dynamic-routing (minimal-adaptive and ECMP)
+steps, :mod:`accelkb.perf.netsim.selftimed`) and the dynamic-routing (minimal-adaptive and ECMP)
 makespan of the collective's point-to-point form.
 Then a sweep over size showing how the gap to dynamic routing grows, and (``--layouts``) the
 point-to-point traffic of Llama-2 70B style layouts on Groq systems (tensor rank innermost,
-:mod:`accelkb.solver.schedule_traffic`) scheduled vs dynamically routed, over message size in
+:mod:`accelkb.solver.schedule.traffic`) scheduled vs dynamically routed, over message size in
 chunks.
 
 Usage::
@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 
 from accelkb.perf.netsim import MAX_MESSAGES, simulate_collective, sweep
-from accelkb.perf.netsim_selftimed import self_timed
-from accelkb.solver.schedule_api import schedule
-from accelkb.solver.schedule_traffic import layout_traffic
-from accelkb.solver.topology import load_topology_file, parse_topology
+from accelkb.perf.netsim.selftimed import self_timed
+from accelkb.solver.schedule.api import schedule
+from accelkb.solver.schedule.topology import load_topology_file, parse_topology
+from accelkb.solver.schedule.traffic import layout_traffic
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
 

@@ -40,8 +40,8 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 from accelkb.ontology.kb import _PREFIXES, KnowledgeBase
-from accelkb.server_backend import OxigraphProcess, free_loopback_port
-from accelkb.store import kb_nquads
+from accelkb.serve.backend import OxigraphProcess, free_loopback_port
+from accelkb.serve.store import kb_nquads
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples" / "queries"

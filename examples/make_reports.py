@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from accelkb.advise import advise
+from accelkb.advise.report import render
 from accelkb.commands.advise import write_atomically
-from accelkb.report import render
 
 HERE = Path(__file__).resolve().parent
 

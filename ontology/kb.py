@@ -162,19 +162,6 @@ class KnowledgeBase:
             return known[name]
         raise UnknownNameError(kind, str(name), known)
 
-    # -- reasoning (delegates: the rule engine lives in accelkb.rules) ----------------------
-    def infer(self, workload: str, system: str, chips: int | None = None, **options: Any) -> Any:
-        """Estimate ``workload`` on ``system`` and run the rules; see :func:`accelkb.rules.infer`."""
-        from accelkb.rules import infer
-
-        return infer(self, workload, system, chips, **options)
-
-    def explain(self, fact: Any) -> Any:
-        """Derivation tree of a derived fact down to sourced facts; see :func:`accelkb.rules.explain`."""
-        from accelkb.rules import explain
-
-        return explain(self, fact)
-
     def counts(self) -> dict[str, int]:
         """How much is described: chips, systems, models, ..., sources, triples."""
         out = {kind: len(self.names(kind)) for kind in NAME_KINDS}

@@ -101,7 +101,7 @@ def _synthesize(spec: str, collective: str, chunks: int,
                 demand: tuple[tuple[int, int, int], ...]) -> Any:
     """A verified ScheduleResult (transfers dropped) or the reason there is none (str)."""
     try:
-        solver = importlib.import_module("accelkb.solver")
+        solver = importlib.import_module("accelkb.solver.schedule.api")
         res = solver.schedule(spec, collective, chunks, time_limit_s=TIME_LIMIT_S,
                               demand=list(demand) or None)
     except Exception as exc:  # noqa: BLE001 - any solver failure falls back, with its reason
@@ -115,7 +115,7 @@ def _synthesize(spec: str, collective: str, chunks: int,
 @functools.lru_cache(maxsize=1024)
 def _endpoints(spec: str) -> int | str:
     try:
-        topo = importlib.import_module("accelkb.solver.topology")
+        topo = importlib.import_module("accelkb.solver.schedule.topology")
         return int(topo.parse_topology(spec).endpoints)
     except Exception as exc:  # noqa: BLE001
         return f"cannot build topology {spec!r}: {exc}"

@@ -44,7 +44,7 @@ import hashlib
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rdflib import RDF, RDFS, Literal, Namespace, URIRef, Variable
 from rdflib.namespace import DCTERMS
@@ -56,8 +56,24 @@ from accelkb.ontology.namespace import AK
 
 from .parse import Rule
 
-if TYPE_CHECKING:
-    from .stores import OxigraphStore, RdflibStore
+
+class TripleSink(Protocol):
+    """Where :class:`RdflibRecorder` writes: a store that adds rdflib triples to a named graph
+    (:class:`accelkb.rules.stores.RdflibStore`)."""
+
+    def add(self, graph: URIRef, triples: Iterable[tuple[Node, Node, Node]]) -> None: ...
+
+
+class RecordLoader(Protocol):
+    """Where :class:`OxigraphRecorder` writes: a store that loads N-Triples text in the
+    background and remembers each rule's anchored variables
+    (:class:`accelkb.rules.stores.OxigraphStore`)."""
+
+    anchors: dict[URIRef, dict[str, tuple[URIRef, int]]]
+
+    def load_records(self, text: str) -> None: ...
+
+    def sync(self) -> None: ...
 
 PROV = Namespace("http://www.w3.org/ns/prov#")
 STMT_NS = loader.DATA_NS + "stmt-"
@@ -174,7 +190,7 @@ class RecordPlan:
 class RdflibRecorder:
     """Derivation records as rdflib triples, added to the store's derivations graph."""
 
-    def __init__(self, store: RdflibStore) -> None:
+    def __init__(self, store: TripleSink) -> None:
         self.store = store
         self.out: list[tuple[Node, Node, Node]] = []
         self.statements: dict[Triple, URIRef] = {}
@@ -250,7 +266,7 @@ class OxigraphRecorder:
     for the hashes and in the text, so no term object is built for a record.
     """
 
-    def __init__(self, store: OxigraphStore, chunk_lines: int = 2_500) -> None:
+    def __init__(self, store: RecordLoader, chunk_lines: int = 2_500) -> None:
         self.store = store
         self.chunk_lines = chunk_lines
         self.lines: list[str] = []

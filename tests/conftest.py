@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from accelkb.ontology.kb import KnowledgeBase
+from accelkb.knowledge import KnowledgeBase
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent

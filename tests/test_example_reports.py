@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from accelkb.advice import Advice
 from accelkb.advise import advise
+from accelkb.advise.advice import Advice
 from accelkb.ontology.kb import KnowledgeBase
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

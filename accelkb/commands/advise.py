@@ -9,8 +9,8 @@ import tempfile
 from pathlib import Path
 
 from accelkb.advise import GOALS, advise
+from accelkb.advise.report import FORMATS, render
 from accelkb.errors import InputError
-from accelkb.report import FORMATS, render
 
 NAME = "advise"
 HELP = "explain the bottlenecks of a workload on a system and recommend checked optimizations"

@@ -93,8 +93,8 @@ def _human(r: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     import pydantic
 
-    from accelkb.solver.config_api import configure
-    from accelkb.solver.config_model import ConfigRequest, Status, UserConstraints
+    from accelkb.solver.config.api import configure
+    from accelkb.solver.config.model import ConfigRequest, Status, UserConstraints
 
     try:
         req = ConfigRequest(model=args.model, system=args.system, phase=args.phase,

@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.no_write and not args.store:
         raise InputError("expected --no-write together with --store URL, got it alone")
     if args.store:
-        from accelkb.store import query_store
+        from accelkb.serve.store import query_store
 
         result = query_store(args.store, text, args.data, write=not args.no_write)
     else:

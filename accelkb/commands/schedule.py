@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from accelkb.errors import InputError
-from accelkb.solver.schedule_traffic import KINDS, layout_traffic, read_traffic
+from accelkb.solver.schedule.traffic import KINDS, layout_traffic, read_traffic
 
 NAME = "schedule"
 HELP = "synthesize a collision-free collective schedule (Z3 + decomposition) with lower bounds"
@@ -176,14 +176,14 @@ def _demand(args: argparse.Namespace, chips: int) -> tuple[list[tuple[int, int, 
 def _dynamic(topo, result, demand, chunks: int, root: int = 0) -> dict:
     """Beside the schedule: its own transfers self-timed, and ECMP and minimal-adaptive
     simulations of the collective's point-to-point form."""
-    from accelkb.perf.netsim import (
+    from accelkb.perf.netsim.dynamic import (
         MAX_MESSAGES,
         POLICIES,
         collective_messages,
         scheduled_stats,
         simulate_collective,
     )
-    from accelkb.perf.netsim_selftimed import self_timed
+    from accelkb.perf.netsim.selftimed import self_timed
 
     out: dict = {"scheduled": scheduled_stats(result.transfers, result.makespan_steps or 0,
                                               topo.unit_links)}
@@ -216,9 +216,9 @@ def _chunk_words(result, traffic_info: dict | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run the command; returns the exit code."""
-    from accelkb.solver.schedule_api import schedule
-    from accelkb.solver.schedule_model import Status
-    from accelkb.solver.topology import resolve_topology
+    from accelkb.solver.schedule.api import schedule
+    from accelkb.solver.schedule.model import Status
+    from accelkb.solver.schedule.topology import resolve_topology
 
     if args.chunks is not None and args.chunks < 1:
         raise InputError(f"expected --chunks >= 1, got {args.chunks}")
@@ -270,7 +270,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out and result.makespan_steps is not None:
         _write_atomic(args.out, json.dumps(result.schedule_file()) + "\n")
     if args.figure and result.makespan_steps is not None:
-        from accelkb.solver.schedule_figure import heatmap_svg
+        from accelkb.solver.schedule.figure import heatmap_svg
         _write_atomic(args.figure, heatmap_svg(result))
     if args.json:
         sys.stdout.write(json.dumps(summary, sort_keys=True) + "\n")

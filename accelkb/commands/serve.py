@@ -15,7 +15,7 @@ from types import FrameType
 
 from accelkb.errors import InputError
 from accelkb.ontology.kb import DERIVATIONS, INFERRED, KnowledgeBase
-from accelkb.server import ServeLimits, SparqlEndpoint, is_loopback
+from accelkb.serve.server import ServeLimits, SparqlEndpoint, is_loopback
 
 NAME = "serve"
 HELP = "serve the knowledge base as a read-only SPARQL 1.1 endpoint (loopback by default)"

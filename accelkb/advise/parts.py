@@ -1,0 +1,290 @@
+"""Pieces of the advise pipeline: estimates as report data, candidate checks, what-ifs, scaling.
+
+Every number comes from the performance model run on knowledge-base specs; nothing is computed
+by the report. Functions here take specs and configurations and return :mod:`accelkb.advise.advice`
+objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rdflib import URIRef
+
+from accelkb.advise.advice import Comparison, Estimate, Recommendation, ScalingPoint, WhatIf
+from accelkb.advise.baseline import best_inference_config, best_training_config
+from accelkb.advise.kbfacts import local
+from accelkb.errors import InputError
+from accelkb.ontology.kb import KnowledgeBase
+from accelkb.ontology.namespace import AK
+from accelkb.perf import (
+    InferenceConfig,
+    InferenceEstimate,
+    ModelSpec,
+    SystemSpec,
+    TrainingConfig,
+    TrainingEstimate,
+    estimate_inference,
+    estimate_training,
+)
+from accelkb.perf.api import parse_parallel
+
+SKOS_PREF = URIRef("http://www.w3.org/2004/02/skos/core#prefLabel")
+SKOS_BROADER = URIRef("http://www.w3.org/2004/02/skos/core#broader")
+RDFS_LABEL = URIRef("http://www.w3.org/2000/01/rdf-schema#label")
+PRECISION_NOTATION = {AK.FP32: "fp32", AK.TF32: "tf32", AK.FP16: "fp16", AK.BF16: "bf16",
+                      AK.FP8: "fp8", AK.INT8: "int8"}
+
+
+def as_estimate(est: TrainingEstimate | InferenceEstimate) -> Estimate:
+    """Report data for one perf estimate."""
+    if isinstance(est, TrainingEstimate):
+        return Estimate(configuration=est.config.model_dump(), chips=est.chips,
+                        time_s=est.step_time_s, tokens_per_s=est.tokens_per_s, mfu=est.mfu,
+                        memory_per_chip_bytes=dict(est.memory_per_chip_bytes),
+                        breakdown_s=dict(est.breakdown), joules_per_token=est.joules_per_token,
+                        power_w=est.power_w, time_to_train_s=est.time_to_train_s)
+    return Estimate(configuration=est.config.model_dump(), chips=est.chips,
+                    time_s=est.decode_s_per_token, tokens_per_s=est.tokens_per_s,
+                    tokens_per_s_per_user=est.tokens_per_s_per_user, ttft_s=est.ttft_s,
+                    mfu=est.mfu, memory_per_chip_bytes=dict(est.memory_per_chip_bytes),
+                    breakdown_s=dict(est.breakdown), joules_per_token=est.joules_per_token,
+                    power_w=est.power_w, bound=est.bound)
+
+
+def to_parallel(cfg: TrainingConfig | InferenceConfig) -> str:
+    """The configuration as ``key=value,...`` (the perf ``--parallel`` syntax)."""
+    skip = {"queue_when_full"}
+    items = [(k, v) for k, v in cfg.model_dump().items() if v is not None and k not in skip]
+    return ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in items)
+
+
+def phase_name(cfg: TrainingConfig | InferenceConfig) -> str:
+    return "training" if isinstance(cfg, TrainingConfig) else "inference"
+
+
+def label(kb: KnowledgeBase, iri: Any) -> str:
+    g = kb.asserted
+    return str(g.value(iri, SKOS_PREF) or g.value(iri, RDFS_LABEL) or local(iri))
+
+
+def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig | InferenceConfig,
+             tokens: float | None = None) -> TrainingEstimate | InferenceEstimate:
+    if isinstance(cfg, TrainingConfig):
+        return estimate_training(model, system, cfg, train_tokens=tokens)
+    return estimate_inference(model, system, cfg)
+
+
+def key_time(est: TrainingEstimate | InferenceEstimate) -> float:
+    return est.step_time_s if isinstance(est, TrainingEstimate) else est.decode_s_per_token
+
+
+def check_candidate(kb: KnowledgeBase, opt: URIRef, mitigates: list[str], model: ModelSpec,
+                    system: SystemSpec, cfg: TrainingConfig | InferenceConfig,
+                    base: TrainingEstimate | InferenceEstimate, tokens: float | None,
+                    derivation: list[str]) -> Recommendation:
+    """Apply the optimization's declared layout change and estimate before/after."""
+    g = kb.asserted
+    name = str(g.value(opt, AK.shortName) or local(opt))
+    costs = sorted(label(kb, c) for c in g.objects(opt, AK.hasCost))
+    requires = sorted(label(kb, p) for p in g.objects(opt, AK.requires))
+    effects = []
+    for eff in g.objects(opt, AK.hasEffect):
+        speed = g.value(eff, AK.reportedSpeedup)
+        if speed is not None:
+            ctx = g.value(eff, AK.context) or g.value(eff, AK.baseline) or ""
+            effects.append(f"published: {float(speed):.3g}x ({ctx})".strip())
+        elif (f := g.value(eff, AK.formula)) is not None:
+            effects.append(f"formula: {f}")
+    common: dict[str, Any] = dict(optimization=name, label=label(kb, opt), mitigates=mitigates,
+                                  costs=costs, requires=requires,
+                                  published_effect="; ".join(effects[:2]), derivation=derivation)
+    chip = kb.names("chip").get(system.chip.name)
+    features = set(g.objects(chip, AK.hasFeature)) if chip is not None else set()
+    provided = set(g.objects(opt, AK.providedByFeature))
+    if provided & features:
+        return Recommendation(status="already-applied", before=as_estimate(base),
+                              solver_check="built into the chip's execution model ("
+                              + ", ".join(label(kb, f) for f in sorted(provided & features)) + ")",
+                              **common)
+    if g.value(opt, AK.coveredByLayoutSearch) is not None:
+        chosen = {k: v for k, v in cfg.model_dump().items() if k in ("tp", "pp", "dp")}
+        return Recommendation(status="already-applied", configuration_change=chosen,
+                              before=as_estimate(base), solver_check="degree chosen by the layout "
+                              "search of the baseline: " + ", ".join(f"{k}={v}" for k, v in chosen.items()),
+                              **common)
+    change_text = g.value(opt, AK.perfConfigChange)
+    if change_text is None:
+        return Recommendation(status="not-modelled", **common)
+    change = parse_parallel(str(change_text))
+    unknown = sorted(set(change) - set(type(cfg).model_fields))
+    if unknown:
+        return Recommendation(status="not-modelled", configuration_change=change,
+                              blocked_by=f"no {', '.join(unknown)} lever in the {phase_name(cfg)} model",
+                              **common)
+    needed = g.value(opt, AK.requiresPrecision)
+    if needed is not None and PRECISION_NOTATION.get(needed) not in system.chip.peak_flops:
+        return Recommendation(status="blocked", configuration_change=change,
+                              blocked_by=f"{system.chip.name} has no {PRECISION_NOTATION.get(needed)} "
+                              f"peak in the knowledge base", **common)
+    current = cfg.model_dump()
+    if all(current.get(k) == v for k, v in change.items()):
+        return Recommendation(status="already-applied", configuration_change=change,
+                              before=as_estimate(base), **common)
+    try:
+        new_cfg = type(cfg).model_validate({**current, **change})
+        after = estimate(model, system, new_cfg, tokens)
+    except (InputError, ValueError) as exc:
+        return Recommendation(status="blocked", configuration_change=change,
+                              blocked_by=str(exc).splitlines()[0], before=as_estimate(base),
+                              **common)
+    speedup = key_time(base) / key_time(after)
+    return Recommendation(status="recommended" if speedup > 1.005 else "no-gain", speedup=speedup,
+                          before=as_estimate(base), after=as_estimate(after),
+                          configuration_change=change, **common)
+
+
+# ---- what-ifs: hardware levers, quantified by re-running the model with one fact changed ----
+
+def _scale_levels(system: SystemSpec, factor: float, which: str) -> SystemSpec:
+    levels = list(system.levels)
+    idx = range(len(levels)) if which == "all" else [0 if which == "inner" else len(levels) - 1]
+    for i in idx:
+        levels[i] = levels[i].model_copy(update={
+            "bandwidth_bytes_per_s_per_chip": levels[i].bandwidth_bytes_per_s_per_chip * factor})
+    return system.model_copy(update={"levels": levels})
+
+
+def _scale_latency(system: SystemSpec, factor: float) -> SystemSpec:
+    levels = [lv.model_copy(update={"latency_s": lv.latency_s * factor}) for lv in system.levels]
+    return system.model_copy(update={"levels": levels})
+
+
+def _scale_tier(system: SystemSpec, kind: str, field: str, factor: float) -> SystemSpec | None:
+    if system.chip.tier(kind) is None:
+        return None
+    tiers = [t.model_copy(update={field: getattr(t, field) * factor}) if t.kind == kind else t
+             for t in system.chip.memory_tiers]
+    return system.model_copy(update={"chip": system.chip.model_copy(update={"memory_tiers": tiers})})
+
+
+def _add_fp8(system: SystemSpec) -> SystemSpec | None:
+    peaks = dict(system.chip.peak_flops)
+    if "fp8" in peaks:
+        return None
+    base = peaks.get("bf16") or peaks.get("fp16")
+    if base is None:
+        return None
+    peaks["fp8"] = 2 * base
+    return system.model_copy(update={"chip": system.chip.model_copy(update={"peak_flops": peaks})})
+
+
+#: (lever, change text, builder, note). The factors are the hypotheses being asked, not facts.
+WHAT_IFS: list[tuple[str, str, Callable[[SystemSpec], SystemSpec | None], str]] = [
+    ("faster scale-up links", "innermost network level bandwidth x2",
+     lambda s: _scale_levels(s, 2.0, "inner"), "e.g. twice the IPU-Link / NVLink / C2C bandwidth"),
+    ("faster scale-out links", "outermost network level bandwidth x2",
+     lambda s: _scale_levels(s, 2.0, "outer") if len(s.levels) > 1 else None,
+     "e.g. twice the GW-Link / InfiniBand bandwidth per chip"),
+    ("more chip-to-chip links", "every network level's bandwidth per chip x2",
+     lambda s: _scale_levels(s, 2.0, "all"), "e.g. more Groq C2C links per chip"),
+    ("lower link latency", "per-hop latency x0.5", lambda s: _scale_latency(s, 0.5),
+     "matters where small messages dominate (decode)"),
+    ("more on-chip SRAM", "SRAM capacity per chip x2",
+     lambda s: _scale_tier(s, "sram", "capacity_bytes", 2.0), "a larger die or stacked SRAM"),
+    ("faster HBM", "HBM bandwidth per chip x2",
+     lambda s: _scale_tier(s, "hbm", "bandwidth_bytes_per_s", 2.0), "next HBM generation"),
+    ("faster off-chip tier", "DDR / streaming memory bandwidth per chip x2",
+     lambda s: _scale_tier(s, "ddr", "bandwidth_bytes_per_s", 2.0)
+     or _scale_tier(s, "streaming", "bandwidth_bytes_per_s", 2.0), "more DDR channels"),
+    ("an FP8 datapath", "FP8 peak = 2 x the 16-bit peak, used for matmuls", _add_fp8,
+     "hypothesis for chips without FP8 (e.g. SN40L); numerics must hold"),
+]
+
+
+def what_ifs(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig | InferenceConfig,
+             base: TrainingEstimate | InferenceEstimate) -> list[WhatIf]:
+    out = []
+    for lever, change, build, note in WHAT_IFS:
+        changed = build(system)
+        if changed is None:
+            continue
+        new_cfg = cfg
+        if "FP8" in change:
+            new_cfg = type(cfg).model_validate({**cfg.model_dump(), "precision": "fp8"})
+        try:
+            est = estimate(model, changed, new_cfg)
+        except InputError as exc:
+            out.append(WhatIf(lever=lever, change=change, time_s=float("nan"), speedup=float("nan"),
+                              note=f"not estimated: {str(exc).splitlines()[0]}"))
+            continue
+        out.append(WhatIf(lever=lever, change=change, time_s=key_time(est),
+                          speedup=key_time(base) / key_time(est), note=note))
+    return sorted(out, key=lambda w: -(w.speedup if w.speedup == w.speedup else 0.0))
+
+
+def baseline(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt: int, output: int,
+             precision: str | None, goal: str) -> tuple[Any, Any, str]:
+    """(config, estimate, note) of the best default layout for the phase."""
+    if phase == "training":
+        b = best_training_config(model, system, gbs, precision)
+        note = (f"fastest of {b.fitted} fitting layouts out of {b.tried} tried (tensor parallel within "
+                f"the fastest level, pipeline over layers, recompute and ZeRO-1 options)")
+        return b.config, b.estimate, note
+    ib = best_inference_config(model, system, prompt, output, 1, precision,
+                               "throughput" if goal == "throughput" else "latency")
+    note = (f"lowest per-token latency of {ib.fitted} fitting layouts out of {ib.tried} tried, at "
+            f"{ib.config.precision.upper()} (tensor parallel within the fastest level, pipeline stages "
+            "across the rest)")
+    return ib.config, ib.estimate, note
+
+
+def comparison(model: ModelSpec, other: SystemSpec, phase: str, gbs: int, prompt: int, output: int,
+               precision: str | None, goal: str) -> Comparison:
+    try:
+        _, est, _ = baseline(model, other, phase, gbs, prompt, output, precision, goal)
+    except InputError as exc:
+        return Comparison(system=other.name, chips=other.chips, error=str(exc).splitlines()[0])
+    e = as_estimate(est)
+    per_watt = e.tokens_per_s / e.power_w if e.power_w else None
+    return Comparison(system=other.name, chips=e.chips, estimate=e, tokens_per_s_per_watt=per_watt)
+
+
+def scaling(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt: int, output: int,
+            precision: str | None, goal: str, counts: list[int]) -> list[ScalingPoint]:
+    points = []
+    for n in counts:
+        try:
+            _, est, _ = baseline(model, system.with_chips(n), phase, gbs, prompt, output, precision,
+                                 goal)
+        except InputError as exc:
+            points.append(ScalingPoint(chips=n, time_s=None, tokens_per_s=None,
+                                       note=str(exc).splitlines()[0][:160]))
+            continue
+        e = as_estimate(est)
+        points.append(ScalingPoint(chips=n, time_s=e.time_s, tokens_per_s=e.tokens_per_s,
+                                   tokens_per_s_per_user=e.tokens_per_s_per_user))
+    return points
+
+
+def scaling_counts(system: SystemSpec, phase: str, model: ModelSpec, chips: int) -> list[int]:
+    """Chip counts for the scaling curve: powers of two of the fastest group and multiples of the
+    next level's group (racks, nodes) up to 2x the system, at most 12 points, the system's own
+    size always included."""
+    group = system.levels[0].group_chips
+    counts = {chips}
+    n = group
+    while n <= max(2 * chips, group):
+        counts.add(n)
+        n *= 2
+    if len(system.levels) > 1:
+        step = system.levels[1].group_chips
+        counts.update(range(step, 2 * chips + 1, step))
+    if phase != "training":  # inference: stages must not outnumber layers
+        counts = {c for c in counts if c // max(1, min(group, model.heads)) <= model.layers}
+    ordered = sorted(counts)
+    if len(ordered) > 12:  # keep both ends and spread the rest
+        idx = {round(i * (len(ordered) - 1) / 11) for i in range(12)}
+        ordered = sorted({ordered[i] for i in idx} | {chips})
+    return ordered

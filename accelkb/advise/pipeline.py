@@ -1,0 +1,246 @@
+"""``advise``: a question about a system and a workload in, an explained and checked answer out.
+
+Pipeline (DESIGN.md §1): knowledge base -> performance estimate of the best default layout ->
+bottlenecks (rules, with derivations) -> candidate optimizations that mitigate them (from the
+catalogue, filtered by vendor and phase) -> each checked before/after by the performance model
+(and by the configuration solver where available) -> ranked by checked gain -> what-ifs,
+comparisons, scaling, schedules -> :class:`~accelkb.advise.advice.Advice`, asserted back into the graph.
+
+Examples
+--------
+>>> a = advise("dgx-a100", "gpt3-13b-training")
+>>> a.recommendations[0].status in ("recommended", "no-gain", "already-applied", "blocked", "not-modelled")
+True
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rdflib import Literal, URIRef
+from rdflib.namespace import RDF, XSD
+
+from accelkb.advise import findings as find
+from accelkb.advise import parts
+from accelkb.advise import schedule as advise_schedule
+from accelkb.advise import solver as advise_solver
+from accelkb.advise.advice import Advice, Recommendation
+from accelkb.advise.kbfacts import facts_about, local, source_refs, subjects_of_system
+from accelkb.errors import InputError
+from accelkb.ontology.kb import RESULTS, KnowledgeBase, stored_query
+from accelkb.ontology.namespace import AK
+from accelkb.perf.from_kb import model_spec, system_spec
+
+GOALS = ("time", "throughput", "latency", "energy", "cost")
+_PHASES = {AK.Training: "training", AK.Inference: "inference", AK.Prefill: "inference",
+           AK.Decode: "inference"}
+
+Progress = Callable[[str], None]
+
+
+def _workload(kb: KnowledgeBase, name: str) -> dict[str, Any]:
+    g = kb.asserted
+    w = kb.resolve("workload", name)
+    model = g.value(w, AK.model)
+    phase_iri = g.value(w, AK.phase)
+    if model is None or phase_iri not in _PHASES:
+        raise InputError(f"workload {name}: expected a model and a phase in the knowledge base")
+
+    def num(p: URIRef, default: float) -> float:
+        v = g.value(w, p)
+        return float(v.toPython()) if isinstance(v, Literal) else default
+
+    return {
+        "iri": w, "model_iri": model, "model": str(g.value(model, AK.shortName)),
+        "phase": _PHASES[phase_iri], "phase_iri": phase_iri,
+        "gbs": int(num(AK.globalBatchSize, 0)), "tokens": num(AK.tokensToTrain, 0) or None,
+        "prompt": int(num(AK.inputTokens, 0)) or 128, "output": int(num(AK.outputTokens, 0)) or 128,
+        "precision": parts.PRECISION_NOTATION.get(g.value(w, AK.precision)),
+        "label": str(g.value(w, parts.RDFS_LABEL) or name),
+    }
+
+
+def _candidates(kb: KnowledgeBase, bottlenecks: list[str], vendor: Any, phase_iri: Any
+                ) -> list[tuple[URIRef, list[str]]]:
+    """Optimizations mitigating the found bottlenecks, applicable to the vendor and the phase."""
+    g = kb.asserted
+    out: dict[URIRef, list[str]] = {}
+    for b in bottlenecks:
+        for opt in g.subjects(AK.mitigates, URIRef(b)):
+            vendors = set(g.objects(opt, AK.appliesToVendor))
+            if vendors and vendor not in vendors:
+                continue
+            phases = set(g.objects(opt, AK.appliesToPhase))
+            if phases and not ({phase_iri} | set(g.objects(phase_iri, parts.SKOS_BROADER))) & phases:
+                continue
+            out.setdefault(opt, []).append(local(b))
+    return sorted(out.items(), key=lambda kv: str(kv[0]))
+
+
+def advise(system: str, workload: str, chips: int | None = None, goal: str = "time",
+           compare: Sequence[str] = (), kb: KnowledgeBase | None = None,
+           progress: Progress | None = None, question: str | None = None) -> Advice:
+    """Explained, quantitatively checked recommendations for ``workload`` on ``system``.
+
+    Raises
+    ------
+    UnknownNameError
+        A system or workload name the knowledge base does not know (with the closest names).
+    InputError
+        A goal that is not one of time, throughput, latency, energy, cost; or a workload that
+        cannot run at all on the system (the message says why).
+    """
+    started = time.perf_counter()
+    say = progress or (lambda _msg: None)
+    if goal not in GOALS:
+        raise InputError(f"expected --goal among {', '.join(GOALS)}, got '{goal}'")
+    from accelkb.perf.from_kb import default_kb
+
+    kb = kb or default_kb()
+    g = kb.asserted
+    sys_iri = kb.resolve("system", system)
+    wl = _workload(kb, workload)
+    others = [kb.resolve("system", c) for c in compare]  # fail early on a wrong name
+    model = model_spec(wl["model"], kb=kb)
+    spec = system_spec(system, chips=chips, kb=kb)
+    phase = wl["phase"]
+    gbs = wl["gbs"] or max(spec.chips, 8)
+    say(f"estimating the best default layout of {wl['model']} on {system} ({spec.chips} chips)")
+    cfg, base, base_note = parts.baseline(model, spec, phase, gbs, wl["prompt"], wl["output"],
+                                          wl["precision"], goal)
+    if phase == "training" and wl["tokens"]:
+        base = parts.estimate(model, spec, cfg, wl["tokens"])
+    say("deriving bottlenecks with the rules")
+    findings, rule_cands = find.findings(kb, sys_iri, wl["iri"], spec, model, base,
+                                         parts.to_parallel(cfg))
+    say(f"checking candidate optimizations for {len(findings)} bottleneck(s)")
+    vendor = g.value(g.value(sys_iri, AK.chip), AK.vendor)
+    if rule_cands is None:  # rules unavailable: the catalogue's mitigates links
+        candidates = [(opt, mit, "unknown", "") for opt, mit in
+                      _candidates(kb, [f.rule_bottleneck for f in findings], vendor, wl["phase_iri"])]
+    else:
+        candidates = [(URIRef(c.optimization), [f"bottleneck-{m}" for m in c.mitigates], c.status,
+                       c.note) for c in rule_cands]
+    recs: list[Recommendation] = []
+    for opt, mitigated, status, note in candidates:
+        chain = find.optimization_chain(kb, opt, mitigated, findings)
+        rec = parts.check_candidate(kb, opt, mitigated, model, spec, cfg, base, wl["tokens"], chain)
+        if status == "unmet" and rec.status in ("recommended", "no-gain", "not-modelled"):
+            rec = rec.model_copy(update={"status": "blocked",
+                                         "blocked_by": f"precondition not met (rules): {note}".strip()})
+        elif note and not rec.solver_check:
+            rec = rec.model_copy(update={"solver_check": f"rules: {note}"})
+        recs.append(rec)
+    check = advise_solver.constraint_checker(model, spec, system, cfg)
+    if check is not None:
+        recs = [_constraint_checked(r, check, cfg) for r in recs]
+    say("asking the Z3 configuration solver for the best layout")
+    solver_rec, solver_note = advise_solver.solver_recommendation(model, spec, system, cfg, base, goal)
+    if solver_rec is not None:
+        recs.append(solver_rec)
+    order = {"recommended": 0, "no-gain": 1, "already-applied": 2, "blocked": 3, "not-modelled": 4}
+    recs.sort(key=lambda r: (order[r.status], -(r.speedup or 0.0), r.optimization))
+    say("quantifying hardware what-ifs")
+    whatifs = parts.what_ifs(model, spec, cfg, base)
+    say("comparing systems")
+    comparisons = [parts.comparison(model, system_spec(str(g.value(o, AK.shortName)), kb=kb), phase,
+                                    gbs, wl["prompt"], wl["output"], wl["precision"], goal)
+                   for o in others]
+    say("scaling over chip counts")
+    counts = parts.scaling_counts(spec, phase, model, spec.chips)
+    scaling = parts.scaling(model, spec, phase, gbs, wl["prompt"], wl["output"], wl["precision"],
+                            goal, counts)
+    schedules = []
+    if phase != "training" or goal == "latency":
+        say("synthesizing a collision-free schedule and simulating dynamic routing")
+        schedules = advise_schedule.schedules(spec)
+    if schedules:
+        s0 = schedules[0]
+        text = (f"on {s0.topology}: {s0.collective} in {s0.makespan_steps} steps ({s0.status}, bound "
+                f"{s0.lower_bound_steps}) collision-free vs {s0.dynamic_makespan_steps:g} steps under "
+                "simulated dynamic routing")
+        recs = [r.model_copy(update={"solver_check": (r.solver_check + "; " if r.solver_check else "")
+                                     + text})
+                if r.optimization in _network_scheduling(kb) else r for r in recs]
+    say("collecting facts and sources")
+    subjects = subjects_of_system(kb, sys_iri) + [wl["model_iri"], wl["iri"]]
+    facts = facts_about(kb, subjects)
+    measured = _measured(kb, sys_iri, wl["iri"])
+    cited = [f.source for f in facts] + [m[1] for m in measured]
+    sources = source_refs(kb, cited)
+    est = parts.as_estimate(base)
+    answer = find.answer_text(system, workload, phase, est, findings, recs, whatifs, spec.chips,
+                              scaling)
+    advice = Advice(
+        question=question or f"How can {workload} run faster on {system}?",
+        system=system, workload=workload, phase=phase, goal=goal, chips=spec.chips,
+        answer=answer, baseline=est, baseline_note=base_note,
+        findings=[f.finding for f in findings], recommendations=recs, what_ifs=whatifs,
+        comparisons=comparisons, scaling=scaling, schedules=schedules, facts=facts, sources=sources,
+        assumptions=[*find.assumptions(spec, cfg, phase), solver_note],
+        measured=[m[0] for m in measured], seconds=time.perf_counter() - started)
+    assert_advice(kb, advice, sys_iri, wl["iri"])
+    return advice
+
+
+def _constraint_checked(rec: Recommendation, check: Any, cfg: Any) -> Recommendation:
+    """Block a checked candidate whose layout breaks a declared constraint (the solver's checker)."""
+    if rec.status not in ("recommended", "no-gain") or not rec.configuration_change:
+        return rec
+    broken = check(type(cfg).model_validate({**cfg.model_dump(), **rec.configuration_change}))
+    if broken:
+        return rec.model_copy(update={"status": "blocked", "blocked_by": "; ".join(broken)[:400]})
+    note = "layout meets every declared constraint (configuration solver's checker)"
+    return rec.model_copy(update={"solver_check": f"{rec.solver_check}; {note}" if rec.solver_check
+                                  else note})
+
+
+def _network_scheduling(kb: KnowledgeBase) -> set[str]:
+    """Short names of optimizations provided by static network scheduling."""
+    g = kb.asserted
+    return {str(g.value(o, AK.shortName)) for o in
+            g.subjects(AK.providedByFeature, AK.StaticNetworkScheduling)}
+
+
+def _measured(kb: KnowledgeBase, system: URIRef, workload: URIRef) -> list[tuple[str, str]]:
+    out = []
+    for row in kb.query(stored_query("measured_results"), {"system": system, "workload": workload}):
+        r: Any = row
+        what = []
+        if r.seconds is not None:
+            what.append(f"{float(r.seconds):.4g} s")
+        if r.tps is not None:
+            what.append(f"{float(r.tps):.4g} tokens/s")
+        if r.flops is not None:
+            what.append(f"{float(r.flops) / 1e12:.4g} TFLOP/s per chip")
+        kind = "vendor claim" if str(r.claim).lower() == "true" else "measured"
+        out.append((f"{r.label or local(r.result)}: {', '.join(what)} ({kind})", str(r.src or "")))
+    return out
+
+
+def assert_advice(kb: KnowledgeBase, advice: Advice, system: URIRef, workload: URIRef) -> URIRef:
+    """Record the recommendations in the RESULTS graph so SPARQL can query them."""
+    graph = kb.graph(RESULTS)
+    base = f"https://w3id.org/accelkb/result/advice/{local(system)}/{local(workload)}"
+    node = URIRef(base)
+    graph.remove((node, None, None))
+    graph.add((node, RDF.type, AK.Advice))
+    graph.add((node, AK.aboutSystem, system))
+    graph.add((node, AK.aboutWorkload, workload))
+    for rank, rec in enumerate(advice.recommendations, start=1):
+        r = URIRef(f"{base}/{rec.optimization}")
+        graph.remove((r, None, None))
+        graph.add((node, AK.recommends, r))
+        graph.add((r, RDF.type, AK.Recommendation))
+        opt = kb.names("optimization").get(rec.optimization)
+        if opt is not None:
+            graph.add((r, AK.optimization, opt))
+        graph.add((r, AK.recommendationStatus, Literal(rec.status)))
+        graph.add((r, AK.rankInAdvice, Literal(rank, datatype=XSD.integer)))
+        if rec.speedup is not None and rec.before and rec.after:
+            graph.add((r, AK.predictedSpeedup, Literal(round(rec.speedup, 6), datatype=XSD.double)))
+            graph.add((r, AK.predictedTimeBeforeSeconds, Literal(rec.before.time_s, datatype=XSD.double)))
+            graph.add((r, AK.predictedTimeAfterSeconds, Literal(rec.after.time_s, datatype=XSD.double)))
+    return node

@@ -1,0 +1,212 @@
+"""Render an :class:`~accelkb.advise.advice.Advice` as Markdown, self-contained HTML, or JSON.
+
+The renderers only format data already in the advice; they compute nothing.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+from accelkb.advise.advice import Advice, Estimate
+from accelkb.advise.figures import figures
+from accelkb.errors import InputError
+
+FORMATS = ("md", "html", "json")
+
+
+def _t(seconds: float | None, phase: str) -> str:
+    if seconds is None or seconds != seconds:
+        return "n/a"
+    if phase == "training" or seconds >= 1:
+        return f"{seconds:.3g} s"
+    return f"{seconds * 1e3:.3g} ms"
+
+
+def _mem(e: Estimate | None) -> str:
+    if e is None:
+        return ""
+    return ", ".join(f"{k} {v / 1e9:.3g} GB" for k, v in e.memory_per_chip_bytes.items())
+
+
+def markdown(a: Advice, with_figures: bool = False) -> str:
+    """The report as Markdown (``with_figures`` embeds the SVGs inline, for HTML conversion)."""
+    L: list[str] = [f"# {a.question}", "",
+                    f"*System* `{a.system}` ({a.chips} chips) · *workload* `{a.workload}` · "
+                    f"*goal* {a.goal}", "", "## Answer", "", a.answer, ""]
+    b = a.baseline
+    L += ["## Baseline", "", a.baseline_note + ".", "",
+          "| metric | value |", "|---|---|",
+          f"| {'step time' if a.phase == 'training' else 'decode time per token'} | "
+          f"{_t(b.time_s, a.phase)} |",
+          f"| tokens/s (aggregate) | {b.tokens_per_s:,.0f} |"]
+    if b.tokens_per_s_per_user is not None:
+        L.append(f"| tokens/s per user | {b.tokens_per_s_per_user:,.1f} |")
+    if b.ttft_s is not None:
+        L.append(f"| time to first token | {_t(b.ttft_s, 'inference')} |")
+    L.append(f"| MFU | {100 * b.mfu:.1f} % |")
+    L.append(f"| memory per chip | {_mem(b)} |")
+    if b.joules_per_token is not None:
+        L.append(f"| energy | {b.joules_per_token:.3g} J/token at {b.power_w or 0:,.0f} W |")
+    if b.time_to_train_s:
+        L.append(f"| time to train the workload's tokens | {b.time_to_train_s / 86400:.1f} days |")
+    L.append("")
+    figs = figures(a) if with_figures else {}
+    if "breakdown" in figs:
+        L += [figs["breakdown"], ""]
+    if "memory" in figs:
+        L += [figs["memory"], ""]
+    L += ["## Bottlenecks", ""]
+    if not a.findings:
+        L += ["No bottleneck above the threshold.", ""]
+    for f in a.findings:
+        share = f" — {100 * f.share_of_time:.0f} % of the time" if f.share_of_time else ""
+        L += [f"### {f.label}{share}", "", f"Evidence: {f.evidence}", "", "Derivation:", ""]
+        L += [f"- {line}" for line in f.derivation] + [""]
+    L += ["## Recommendations (ranked by checked gain)", "",
+          "| # | optimization | status | speed-up | before | after | memory per chip after |",
+          "|---|---|---|---|---|---|---|"]
+    for i, r in enumerate(a.recommendations, 1):
+        sp = f"{r.speedup:.3f}x" if r.speedup else ""
+        L.append(f"| {i} | {r.label} | {r.status} | {sp} | "
+                 f"{_t(r.before.time_s, a.phase) if r.before else ''} | "
+                 f"{_t(r.after.time_s, a.phase) if r.after else ''} | {_mem(r.after)} |")
+    L.append("")
+    for i, r in enumerate(a.recommendations, 1):
+        L += [f"**{i}. {r.label}** (`{r.optimization}`, mitigates {', '.join(r.mitigates)}): "
+              f"{r.status}."]
+        if r.configuration_change:
+            L.append(f"Change: `{', '.join(f'{k}={v}' for k, v in r.configuration_change.items())}`.")
+        if r.blocked_by:
+            L.append(f"Blocked by: {r.blocked_by}.")
+        if r.solver_check:
+            L.append(f"Solver: {r.solver_check}.")
+        if r.requires:
+            L.append(f"Requires: {'; '.join(r.requires)}.")
+        if r.costs:
+            L.append(f"Costs and risks: {'; '.join(r.costs)}.")
+        if r.published_effect:
+            L.append(f"Published effect: {r.published_effect}.")
+        if r.derivation:
+            L.append("Why: " + " → ".join(r.derivation))
+        L.append("")
+    L += ["## Hardware and architecture what-ifs", "",
+          "| lever | changed fact | time | speed-up | note |", "|---|---|---|---|---|"]
+    for w in a.what_ifs:
+        sp = f"{w.speedup:.3f}x" if w.speedup == w.speedup else "n/a"
+        L.append(f"| {w.lever} | {w.change} | {_t(w.time_s, a.phase)} | {sp} | {w.note} |")
+    L.append("")
+    if a.comparisons:
+        L += ["## Comparison on the same workload", "",
+              "| system | chips | time | tokens/s | tokens/s per W | note |", "|---|---|---|---|---|---|"]
+        for c in a.comparisons:
+            if c.estimate is None:
+                L.append(f"| {c.system} | {c.chips} | | | | {c.error} |")
+                continue
+            pw = f"{c.tokens_per_s_per_watt:.3g}" if c.tokens_per_s_per_watt else "n/a"
+            L.append(f"| {c.system} | {c.chips} | {_t(c.estimate.time_s, a.phase)} | "
+                     f"{c.estimate.tokens_per_s:,.0f} | {pw} | |")
+        base_pw = f"{b.tokens_per_s / b.power_w:.3g}" if b.power_w else "n/a"
+        L += [f"| **{a.system}** (this system) | {a.chips} | {_t(b.time_s, a.phase)} | "
+              f"{b.tokens_per_s:,.0f} | {base_pw} | |", ""]
+    L += ["## Scaling over chip count", "", "| chips | time | tokens/s | tokens/s per user | note |",
+          "|---|---|---|---|---|"]
+    for p in a.scaling:
+        per_user = f"{p.tokens_per_s_per_user:,.1f}" if p.tokens_per_s_per_user else ""
+        L.append(f"| {p.chips} | {_t(p.time_s, a.phase)} | "
+                 f"{'' if p.tokens_per_s is None else f'{p.tokens_per_s:,.0f}'} | {per_user} | {p.note} |")
+    L.append("")
+    if "scaling" in figs:
+        L += [figs["scaling"], ""]
+    if a.schedules:
+        L += ["## Network schedules", "",
+              "| topology | collective | status | steps | bound | dynamic routing |",
+              "|---|---|---|---|---|---|"]
+        for s in a.schedules:
+            L.append(f"| {s.topology} | {s.collective} | {s.status} | {s.makespan_steps} | "
+                     f"{s.lower_bound_steps} | {s.dynamic_makespan_steps} |")
+        L.append("")
+        L += [v for k, v in figs.items() if k.startswith("schedule-")]
+    if a.measured:
+        L += ["## Published results for comparison", ""] + [f"- {m}" for m in a.measured] + [""]
+    L += ["## Assumptions and confidence", ""] + [f"- {x}" for x in a.assumptions] + [""]
+    L += ["## Facts used", "", "| subject | property | value | confidence | source |",
+          "|---|---|---|---|---|"]
+    for fact in a.facts:
+        v = f"{fact.value:.6g}" if isinstance(fact.value, float) else fact.value
+        L.append(f"| {fact.subject} | {fact.property} | {v} | {fact.confidence} | "
+                 f"{fact.source.rsplit('/', 1)[-1]} |")
+    L += ["", "## Sources", ""]
+    for src in a.sources:
+        url = f" <{src.url}>" if src.url else ""
+        L.append(f"- `{src.iri.rsplit('/', 1)[-1]}`: {src.title} — {src.publisher} ({src.kind}){url}")
+    L += ["", f"*Produced by accelkb in {a.seconds:.1f} s (schema {a.schema_version}).*", ""]
+    return "\n".join(L)
+
+
+def _md_to_html(md: str) -> str:
+    """Just enough Markdown for our own reports: headings, tables, lists, paragraphs, inline SVG."""
+    out: list[str] = []
+    lines = md.splitlines()
+    i = 0
+
+    def inline(text: str) -> str:
+        t = html.escape(text)
+        t = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", t)
+        t = re.sub(r"\*(.+?)\*", r"<em>\1</em>", t)
+        t = re.sub(r"`(.+?)`", r"<code>\1</code>", t)
+        return re.sub(r"&lt;(https?://[^&]+)&gt;", r'<a href="\1">\1</a>', t)
+
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("<svg"):
+            out.append(f"<figure>{line}</figure>")
+        elif line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            out.append(f"<h{level}>{inline(line[level:].strip())}</h{level}>")
+        elif line.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                rows.append([c.strip() for c in lines[i].strip("|").split("|")])
+                i += 1
+            head, body = rows[0], [r for r in rows[2:]]
+            out.append("<table><thead><tr>" + "".join(f"<th>{inline(c)}</th>" for c in head) +
+                       "</tr></thead><tbody>" + "".join(
+                           "<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in body)
+                       + "</tbody></table>")
+            continue
+        elif line.startswith("- "):
+            items = []
+            while i < len(lines) and lines[i].startswith("- "):
+                items.append(f"<li>{inline(lines[i][2:])}</li>")
+                i += 1
+            out.append("<ul>" + "".join(items) + "</ul>")
+            continue
+        elif line.strip():
+            out.append(f"<p>{inline(line)}</p>")
+        i += 1
+    return "\n".join(out)
+
+
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:60em;margin:2em auto;line-height:1.45}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
+        "font-size:90%}th{background:#f3f3f3}code{background:#f6f6f6}figure{margin:1em 0}")
+
+
+def html_report(a: Advice) -> str:
+    """A self-contained HTML page with inline SVG figures."""
+    body = _md_to_html(markdown(a, with_figures=True))
+    return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
+            f"{html.escape(a.question)}</title><style>{_CSS}</style></head><body>{body}</body></html>\n")
+
+
+def render(a: Advice, fmt: str) -> str:
+    """Render as 'md', 'html' or 'json'."""
+    if fmt == "md":
+        return markdown(a)
+    if fmt == "html":
+        return html_report(a)
+    if fmt == "json":
+        return json.dumps(a.model_dump(mode="json"), indent=1, sort_keys=True) + "\n"
+    raise InputError(f"expected --format among {', '.join(FORMATS)}, got '{fmt}'")

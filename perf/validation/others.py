@@ -1,0 +1,302 @@
+"""Validation against published measurements: collectives, inference, MLPerf ordering, MPT.
+
+See :mod:`accelkb.perf.validation.training` for the row and file result types.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from accelkb.errors import InputError
+from accelkb.perf.calibration import Calibration
+from accelkb.perf.collectives import collective_time
+from accelkb.perf.dense import DenseWorkload, bottleneck_resnet_gemms, estimate_dense_training
+from accelkb.perf.inference import InferenceConfig
+from accelkb.perf.inference import estimate as infer_estimate
+from accelkb.perf.training import TrainingConfig
+from accelkb.perf.training import estimate as train_estimate
+from accelkb.perf.validation.training import FileResult, Row, SystemResolver, cached, known_models, read_rows
+
+NCCL = "nccl_allreduce_single_node_a100_v100.csv"
+
+
+def nccl_points(step: int = 1) -> list[tuple[int, int, float]]:
+    """(gpus, bytes, measured seconds) of the A100 all-reduce rows (every ``step``-th size)."""
+    out = []
+    for i, r in enumerate(read_rows(NCCL)):
+        if r["gpu"] != "A100" or i % step:
+            continue
+        secs = float(r["time_us_outofplace"]) * 1e-6
+        out.append((int(r["num_gpus"]), int(r["size_bytes"]), secs))
+    return out
+
+
+def check_nccl(systems: SystemResolver, cal: Calibration, step: int = 16) -> FileResult:
+    """nccl-tests all-reduce on one DGX A100 node (2-8 GPUs, 1 MB-1 GB): predicted time."""
+    systems = cached(systems)
+    res = FileResult(NCCL, "all-reduce time (us), A100")
+    node = systems("dgx-a100", 8)
+    for n, size, t in nccl_points(step):
+        pred = collective_time("all_reduce", float(size), n, node.levels, cal)
+        res.rows.append(Row(f"{n} GPUs {size / 2**20:.0f} MiB", t * 1e6, pred * 1e6))
+    return res
+
+
+ARGONNE = "llm_inference_bench_argonne_70b.csv"
+# Argonne's GPU nodes: Polaris has 4 x A100-SXM4-40GB per node; the H100 rows are SXM5 80 GB.
+_HW = {"Nvidia A100 GPU": "dgx-a100-320gb", "Nvidia H100 GPU": "dgx-h100"}
+_MODELS = {"meta-llama/Llama-2-70b-hf": "llama2-70b", "meta-llama/Meta-Llama-3-70B": "llama3-70b",
+           "Qwen/Qwen2-72B": "qwen2-72b"}
+_FRAMEWORKS = {"vLLM", "TensorRT-LLM", "Deepspeed-MII"}
+
+
+def check_gpu_inference(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """Argonne LLM-Inference-Bench on NVIDIA GPUs: request latency (prefill + decode), 16-bit.
+
+    Rows on hardware the knowledge base does not describe and llama.cpp rows (quantised GGUF
+    kernels, a different precision) are skipped with the reason. Serving engines queue requests
+    whose KV cache does not fit, so the batch runs in waves (``queue_when_full``).
+    """
+    systems = cached(systems)
+    res = FileResult(ARGONNE, "request latency (s), NVIDIA GPUs")
+    models = known_models()
+    for r in read_rows(ARGONNE):
+        label = f"{r['Hardware']} x{r['Num of Hardware']} {r['Framework']} {r['Model']} " \
+            f"io{r['Input Output Length']} b{r['Batch Size']}"
+        if r["Hardware"] not in _HW or r["Framework"] not in _FRAMEWORKS:
+            res.skipped.append(f"{label}: hardware or framework not modelled")
+            continue
+        n, io, b = int(r["Num of Hardware"]), int(r["Input Output Length"]), int(r["Batch Size"])
+        cfg = InferenceConfig(tp=n, batch=b, prompt_len=io, output_len=io, queue_when_full=True)
+        try:
+            est = infer_estimate(models[_MODELS[r["Model"]]], systems(_HW[r["Hardware"]], n),
+                                 cfg, cal)
+        except InputError as exc:
+            res.skipped.append(f"{label}: {exc}")
+            continue
+        res.rows.append(Row(label, float(r["Latency"]), est.request_latency_s))
+    return res
+
+
+MLPERF = "mlperf_training_ipu_vs_dgx_bert_resnet.csv"
+_MLPERF_SYSTEMS = {"IPU-POD16": ("ipu-pod16", 16), "IPU-POD64": ("ipu-pod64", 64),
+                   "dgxa100_ngc21.05_pytorch": ("dgx-a100", 8),
+                   "dgxa100_ngc21.09_pytorch": ("dgx-a100", 8)}
+
+
+def _submissions() -> dict[str, dict[str, object]]:
+    text = resources.files("accelkb.perf").joinpath("data/mlperf_submissions.json").read_text()
+    data: dict[str, dict[str, object]] = json.loads(text)
+    return data
+
+
+def _samples(bench: dict[str, object], rnd: str, name: str) -> float | None:
+    table = bench.get("samples_to_train", {})
+    assert isinstance(table, dict)
+    value = table.get(rnd, {}).get(name)
+    return None if value is None else float(value)
+
+
+def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """MLPerf BERT closed division: ratio of time-to-train of each IPU-POD to one DGX A100.
+
+    Predicted time-to-train is samples-to-train (from the submissions' logs where read, else
+    equal on both sides) over modelled throughput. Layouts follow the submissions
+    (``perf/data/mlperf_submissions.json``): Graphcore packs two sequences per 512-token pack and
+    pipelines its replicas with the published layers per IPU (the fullest stage sets the pace),
+    RTS, 16-bit gradients; NVIDIA removes padding (about 256 tokens per sequence). The IPU's
+    exchange phases come from the chip's exchange bandwidth (:mod:`accelkb.perf.compute`).
+    """
+    systems = cached(systems)
+    res = FileResult(MLPERF, "BERT time-to-train ratio IPU-POD / DGX A100 (x)")
+    bert = known_models()["bert-large"]
+    sub = _submissions()["bert"]
+    ipu, gpu = sub["ipu"], sub["gpu"]
+    assert isinstance(ipu, dict) and isinstance(gpu, dict)
+    rows = [r for r in read_rows(MLPERF) if r["benchmark"] == "bert"
+            and r["system_dir"].endswith("closed") or (r["benchmark"] == "bert" and
+                                                      r["submitter"] == "NVIDIA")]
+    by_round: dict[str, dict[str, _Entry]] = {}
+    for r in rows:
+        if r["system_name"] not in _MLPERF_SYSTEMS or not r["time_to_train_minutes"]:
+            continue
+        name, chips = _MLPERF_SYSTEMS[r["system_name"]]
+        gbs = int(r["global_batch_size"])
+        try:
+            if name.startswith("ipu"):
+                stages = tuple(ipu["stage_layers"][str(chips)])
+                pp, packs = len(stages), gbs // int(ipu["seq_per_pack"])
+                cfg = TrainingConfig(tp=1, pp=pp, dp=chips // pp,
+                                     micro_batch=int(ipu["micro_batch_packs"]),
+                                     global_batch=packs, recompute=str(ipu["recompute"]),  # type: ignore[arg-type]
+                                     rts=True, precision="fp16", grad_bytes=2,
+                                     stage_layers=stages)
+            else:
+                cfg = TrainingConfig(tp=1, pp=1, dp=chips, micro_batch=gbs // chips,
+                                     global_batch=gbs, precision="bf16", fused_attention=True,
+                                     seq_len=int(gpu["unpadded_tokens_per_sequence"]))
+            est = train_estimate(bert, systems(name, chips), cfg, cal)
+        except (InputError, KeyError) as exc:
+            res.skipped.append(f"{r['system_name']}: {exc}")
+            continue
+        per_sample = est.step_time_s / gbs
+        by_round.setdefault(r["mlperf_round"], {})[name] = (
+            float(r["time_to_train_minutes"]), per_sample,
+            _samples(sub, r["mlperf_round"], name))
+    _ratio_rows(res, by_round)
+    return res
+
+
+_Entry = tuple[float, float, float | None]  # measured minutes, predicted s/sample, samples
+
+
+def _ratio_rows(res: FileResult, by_round: dict[str, dict[str, _Entry]]) -> None:
+    """Rows of IPU-POD / DGX A100 ratios: measured time-to-train against predicted time per
+    sample x samples to train (equal samples, said in the label, where the logs were not read)."""
+    for rnd, d in sorted(by_round.items()):
+        if "dgx-a100" not in d:
+            continue
+        ref = d["dgx-a100"]
+        for name in ("ipu-pod16", "ipu-pod64"):
+            if name not in d:
+                continue
+            cur = d[name]
+            ratio = cur[1] / ref[1]
+            label = f"{rnd} {name} / dgx-a100"
+            if cur[2] is not None and ref[2] is not None:
+                ratio *= cur[2] / ref[2]
+            else:
+                label += " (equal samples)"
+            res.rows.append(Row(label, cur[0] / ref[0], ratio))
+
+
+POWER = "llm_inference_bench_argonne_power.csv"
+_POWER_MODELS = {"meta-llama/Llama-2-7b-hf": "llama2-7b", "meta-llama/Meta-Llama-3-8B": "llama3-8b"}
+
+
+def check_power(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """Argonne measured average GPU power (mW in the source) during a batch of requests.
+
+    The measurement is the GPU board only, so the prediction uses the chip TDP rather than the
+    system's wall-power share: ``TDP x (idle + (1 - idle) x activity)`` with the decode activity.
+    """
+    systems = cached(systems)
+    res = FileResult(POWER, "average GPU power (W)")
+    models = known_models()
+    for r in read_rows(POWER):
+        label = f"{r['Hardware']} {r['Framework']} {r['Model']} b{r['Batch Size']}"
+        if r["Hardware"] not in _HW or r["Model"] not in _POWER_MODELS:
+            res.skipped.append(f"{label}: hardware or model not modelled")
+            continue
+        n, io, b = int(r["Num of Hardware"]), int(r["Input Output Length"]), int(r["Batch Size"])
+        system = systems(_HW[r["Hardware"]], n)
+        cfg = InferenceConfig(tp=n, batch=b, prompt_len=io, output_len=io, queue_when_full=True)
+        est = infer_estimate(models[_POWER_MODELS[r["Model"]]], system, cfg, cal)
+        tdp = system.chip.tdp_watts
+        if tdp is None:
+            res.skipped.append(f"{label}: chip has no TDP")
+            continue
+        watts = n * tdp * (cal.idle_power_fraction + (1 - cal.idle_power_fraction) * est.activity)
+        res.rows.append(Row(label, float(r["avg_power"]) / 1000.0, watts))
+    return res
+
+
+def _resnet() -> DenseWorkload:
+    text = resources.files("accelkb.perf").joinpath("data/validation_models.json").read_text()
+    d = json.loads(text)["resnet50"]
+    gemms = bottleneck_resnet_gemms(tuple(d["bottleneck_blocks"])) \
+        if "bottleneck_blocks" in d else ()
+    return DenseWorkload(name="resnet50", params=d["params"], layers=d["layers"],
+                         flops_per_sample_forward=d["flops_per_sample_forward"], gemms=gemms)
+
+
+def check_mlperf_resnet(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """MLPerf ResNet-50 closed division: time-to-train ratio of each IPU-POD to one DGX A100,
+    from the data-parallel throughput at each submission's global batch and micro-batch (IPU:
+    20 images per IPU with recomputation, as submitted) times the epochs each trained."""
+    systems = cached(systems)
+    res = FileResult(MLPERF, "ResNet-50 time-to-train ratio IPU-POD / DGX A100 (x)")
+    work = _resnet()
+    sub = _submissions()["resnet"]
+    ipu = sub["ipu"]
+    assert isinstance(ipu, dict)
+    names = {"IPU-POD16": ("ipu-pod16", 16), "IPU-POD64": ("ipu-pod64", 64),
+             "dgxa100_ngc21.05_mxnet": ("dgx-a100", 8), "dgxa100_ngc21.09_mxnet": ("dgx-a100", 8)}
+    by_round: dict[str, dict[str, _Entry]] = {}
+    for r in read_rows(MLPERF):
+        if r["benchmark"] != "resnet" or r["system_name"] not in names \
+                or not r["time_to_train_minutes"] or r["division"] != "closed":
+            continue
+        name, chips = names[r["system_name"]]
+        gbs = int(r["global_batch_size"])
+        try:
+            if name.startswith("ipu"):
+                est = estimate_dense_training(work, systems(name, chips), chips, gbs, cal,
+                                              recompute=bool(ipu["recompute"]),
+                                              micro_batch=int(ipu["micro_batch"]))
+            else:
+                est = estimate_dense_training(work, systems(name, chips), chips, gbs, cal)
+        except (InputError, KeyError) as exc:
+            res.skipped.append(f"{r['system_name']}: {exc}")
+            continue
+        by_round.setdefault(r["mlperf_round"], {})[name] = (
+            float(r["time_to_train_minutes"]), 1.0 / est.samples_per_s,
+            _samples(sub, r["mlperf_round"], name))
+    _ratio_rows(res, by_round)
+    return res
+
+
+CLAIMS = "llm_inference_vendor_claims.csv"
+
+
+def check_vendor_claims(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """Vendor claims (not measurements) of per-user decode speed: Groq Llama-2 70B on 576 LPUs
+    (INT8, 8-chip tensor parallel x 72 pipeline stages), SambaNova Llama-3.1 70B on SN40L."""
+    systems = cached(systems)
+    res = FileResult(CLAIMS, "CLAIMED output tokens/s per user")
+    models = known_models()
+    for r in read_rows(CLAIMS):
+        if r["metric"] != "output speed per user" or "70B" not in r["model"]:
+            continue
+        label = f"{r['vendor']} {r['system']} {r['model']} ({r['date']})"
+        try:
+            if r["vendor"] == "Groq":
+                est = infer_estimate(models["llama2-70b"], systems("groq-576", 576),
+                                     InferenceConfig(tp=8, pp=72, batch=1, prompt_len=512,
+                                                     output_len=512, precision="int8"), cal)
+            elif r["vendor"] == "SambaNova":
+                est = infer_estimate(models["llama3-70b"], systems("sn40l-node", 8),
+                                     InferenceConfig(tp=8, batch=1, prompt_len=512,
+                                                     output_len=512, precision="bf16"), cal)
+            else:
+                res.skipped.append(f"{label}: system not in the knowledge base")
+                continue
+        except (InputError, KeyError) as exc:
+            res.skipped.append(f"{label}: {exc}")
+            continue
+        res.rows.append(Row(label, float(r["value"]), est.tokens_per_s_per_user))
+    return res
+
+
+def run_all(systems: SystemResolver, cal: Calibration, quick: bool = False) -> list[FileResult]:
+    """Every check, in file order. ``quick`` samples the big files (vTrain single, NCCL)."""
+    systems = cached(systems)
+    from accelkb.perf.validation.training import (
+        check_korthikanti_layer,
+        check_korthikanti_memory,
+        check_korthikanti_time,
+        check_megatron,
+        check_mosaic,
+        check_vtrain,
+    )
+
+    out = [check_megatron(systems, cal), *check_korthikanti_time(systems, cal),
+           check_korthikanti_layer(systems, cal), *check_korthikanti_memory(),
+           check_vtrain(systems, cal, multi=True),
+           check_vtrain(systems, cal, multi=False, limit=144 if quick else None),
+           check_mosaic(systems, cal), check_nccl(systems, cal, step=64 if quick else 4),
+           check_mlperf_bert(systems, cal), check_mlperf_resnet(systems, cal),
+           check_gpu_inference(systems, cal),
+           check_power(systems, cal), check_vendor_claims(systems, cal)]
+    return out
