@@ -43,7 +43,7 @@ def solver_recommendation(model: ModelSpec, system: SystemSpec, system_name: str
         return None, f"configuration solver: {str(exc).splitlines()[0]}"
     status = res.status.value
     if res.best is None:
-        why = "; ".join(r.text for r in res.explanation[:2]) if res.explanation else res.message
+        why = "; ".join(r.message for r in res.explanation[:2]) if res.explanation else res.message
         return None, f"Z3 configuration solver: {status}: {why}"[:400]
     lay = res.best.layout
     new = TrainingConfig.model_validate({

@@ -128,3 +128,20 @@ def test_user_chip_and_workload_flow_through(data_dir: Path) -> None:
     assert a.chips == 32 and a.baseline.time_s > 0
     assert any(f.subject == "x1" and f.property == "peakFlopsBf16" for f in a.facts)
     assert any("Acme" in s.title for s in a.sources)
+
+
+def test_solver_step_reports_an_infeasible_layout_in_words() -> None:
+    """Regression: an UNSATISFIABLE answer of the configuration solver crashed the report step
+    (it read ``Reason.text``; the field is ``message``), a bug only a type check saw."""
+    from accelkb.advise.solver import solver_recommendation
+    from accelkb.perf import TrainingConfig, estimate_training
+    from accelkb.perf.api import resolve_model, resolve_system
+
+    model, system = resolve_model("gpt3-175b"), resolve_system("ipu-pod16")
+    cfg = TrainingConfig(tp=1, pp=16, dp=1, micro_batch=1, global_batch=16, recompute="full")
+    small = resolve_system("dgx-a100")
+    base = estimate_training("gpt3-13b", small, TrainingConfig(tp=8, global_batch=8))
+    rec, note = solver_recommendation(model, system, "ipu-pod16", cfg, base, "time")
+    assert rec is None
+    assert note.startswith("Z3 configuration solver: UNSATISFIABLE: ")
+    assert "GB" in note, note  # the reason in numbers, not a field name
