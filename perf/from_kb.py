@@ -26,12 +26,21 @@ from rdflib import Graph, Literal, URIRef
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.ontology.namespace import AK
-from accelkb.perf.specs import ChipSpec, MemoryTierSpec, ModelSpec, NetworkLevelSpec, SystemSpec
+from accelkb.perf.specs import (
+    ChipSpec,
+    MemoryTierSpec,
+    ModelSpec,
+    NetworkLevelSpec,
+    SystemSpec,
+    TierKind,
+    Topology,
+)
 
 _PEAKS = {AK.peakFlopsFp32: "fp32", AK.peakFlopsTf32: "tf32", AK.peakFlopsFp16: "fp16",
           AK.peakFlopsBf16: "bf16", AK.peakFlopsFp8: "fp8", AK.peakOpsInt8: "int8"}
-_TIERS = {AK.OnChipSRAM: "sram", AK.HBM: "hbm", AK.DDR: "ddr", AK.StreamingMemory: "streaming"}
-_TOPOLOGIES = {AK.FullyConnected: "full", AK.Ring: "ring", AK.Torus: "torus",
+_TIERS: dict[Any, TierKind] = {AK.OnChipSRAM: "sram", AK.HBM: "hbm", AK.DDR: "ddr",
+                               AK.StreamingMemory: "streaming"}
+_TOPOLOGIES: dict[Any, Topology] = {AK.FullyConnected: "full", AK.Ring: "ring", AK.Torus: "torus",
                AK.Switched: "switch", AK.FatTree: "switch", AK.Dragonfly: "dragonfly"}
 _TIER_ORDER = {"sram": 0, "hbm": 1, "ddr": 2, "streaming": 3}
 
@@ -58,7 +67,9 @@ def _short(g: Graph, s: Any) -> str:
 
 def _chain(g: Graph, system: URIRef) -> list[URIRef]:
     """The system and its nested subsystems, outermost first."""
-    chain, seen, node = [], set(), system
+    chain: list[URIRef] = []
+    seen: set[URIRef] = set()
+    node: Any = system
     while node is not None and node not in seen:
         chain.append(node)
         seen.add(node)
@@ -161,6 +172,8 @@ def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = 
     iri = kb.resolve("system", name)
     chain = _chain(g, iri)
     chip = g.value(iri, AK.chip)
+    if not isinstance(chip, URIRef):
+        raise InputError(f"system {name}: expected an ak:chip in the knowledge base, got none")
     shared = []
     for part in chain:
         n = _int(g, part, AK.chipCount) or 1

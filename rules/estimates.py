@@ -100,7 +100,7 @@ def _system(kb: KnowledgeBase, iri: URIRef, chips: int | None) -> tuple[SystemSp
         return system_spec(name, chips, kb=kb), []
     except InputError as exc:
         chip = kb.asserted.value(iri, AK.chip)
-        if chip is None:
+        if not isinstance(chip, URIRef):
             raise
         n = chips or int(_num(kb, iri, AK.chipCount) or 1)
         level = NetworkLevelSpec(name="unpublished", group_chips=n,
@@ -167,10 +167,10 @@ def estimate_pair(kb: KnowledgeBase, workload: URIRef, system: URIRef, chips: in
     for prop, kinds in (("onChipMemoryBytes", ("sram",)), ("deviceMemoryBytes", _FAST),
                         ("offChipMemoryBytes", _OFF)):
         total = sum(per_chip[k] for k in kinds) * n
+        inputs: dict[str, float | str] = {"chips": n}
+        inputs.update({f"{k}_bytes_per_chip": per_chip[k] for k in kinds})
         q[prop] = Quantity(value=total, formula=f"chips x per-chip capacity of {'+'.join(kinds)}",
-                           ref="accelkb.rules.estimates.estimate_pair",
-                           inputs={"chips": n} | {f"{k}_bytes_per_chip": per_chip[k]
-                                                   for k in kinds})
+                           ref="accelkb.rules.estimates.estimate_pair", inputs=inputs)
     q["fastDomainChips"] = Quantity(value=spec.levels[0].group_chips,
                                     formula="chips in the innermost network level",
                                     ref="accelkb.perf.from_kb.system_spec",

@@ -14,7 +14,7 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from typing import Literal as Lit
 
@@ -134,7 +134,9 @@ class _Walker:
         self.max_depth = max_depth
         self.seen: set[Node] = set()
 
-    def label(self, node: Node) -> str:
+    def label(self, node: Node | None) -> str:
+        if node is None:  # a missing value: rdflib would read None as a wildcard
+            return "unknown"
         if isinstance(node, Literal):
             v = node.toPython()
             return format_value(float(v)) if isinstance(v, int | float) and \
@@ -224,7 +226,7 @@ class _Walker:
         base: dict[str, Any] = {"subject": str(s), "predicate": str(p), "object": str(o)}
         d = self.derivation_of(t)
         if d is not None:
-            rule = self.d.value(d, AK.rule)
+            rule: Any = self.d.value(d, AK.rule)
             binds = {str(self.d.value(b, AK.bindingVariable)): self.d.value(b, AK.bindingValue)
                      for b in self.d.objects(d, AK.binding)}
             template = str(self.d.value(rule, AK.explanationTemplate) or self.fact_text(t))
@@ -233,15 +235,15 @@ class _Walker:
             self.seen.add(d)
             premises: list[Explanation] = []
             if not repeated and depth < self.max_depth:
-                used = sorted(self.d.objects(d, PROV.used))
+                used = _ordered(self.d.objects(d, PROV.used))
                 for u in used:
-                    pt = (self.d.value(u, RDF.subject), self.d.value(u, RDF.predicate),
-                          self.d.value(u, RDF.object))
+                    pt: Any = (self.d.value(u, RDF.subject), self.d.value(u, RDF.predicate),
+                               self.d.value(u, RDF.object))
                     premises.append(self.explain(pt, depth + 1))
             src = self.d.value(rule, DCTERMS.source)
             return Explanation(**base, kind="derived", text=text, rule=str(rule),
                                rule_id=str(self.d.value(rule, AK.ruleId)), derivation=str(d),
-                               bindings={k: v.n3() for k, v in sorted(binds.items())},
+                               bindings={k: v.n3() for k, v in sorted(binds.items()) if v is not None},
                                sources=self.rule_sources(src, rule),
                                premises=premises, repeated=repeated)
         if t in self.e:
@@ -260,7 +262,7 @@ class _Walker:
                                sources=self.sources(s, p))
         return Explanation(**base, kind="unrecorded", text=self.fact_text(t))
 
-    def _fill(self, m: re.Match[str], binds: dict[str, Node]) -> str:
+    def _fill(self, m: re.Match[str], binds: Mapping[str, Node | None]) -> str:
         value = binds.get(m.group(1))
         unit = m.group(2) or ""
         if value is None:
@@ -269,6 +271,12 @@ class _Walker:
                 not isinstance(value.toPython(), bool):
             return format_value(float(value.toPython()), unit)
         return self.label(value) + (f" {unit}" if unit else "")
+
+
+def _ordered(items: Iterable[Any]) -> list[Any]:
+    """rdflib terms (or triples of them) in rdflib's own order, which its type stubs do not
+    declare (``Node.__lt__``)."""
+    return sorted(items)
 
 
 def explain(kb: KnowledgeBase, fact: URIRef | str | Sequence[Node], *,
@@ -303,13 +311,13 @@ def explain(kb: KnowledgeBase, fact: URIRef | str | Sequence[Node], *,
     walker = _Walker(kb, max_depth)
     if isinstance(fact, str | URIRef):
         node = URIRef(str(fact))
-        types = sorted(o for o in walker.i.objects(node, RDF.type))
+        types = _ordered(walker.i.objects(node, RDF.type))
         if types:
             return walker.explain((node, RDF.type, types[0]), 0)
-        triples = sorted(walker.i.triples((node, None, None)))
+        triples = _ordered(walker.i.triples((node, None, None)))
         if triples:
             return walker.explain(triples[0], 0)
-        types = sorted(kb.dataset.objects(node, RDF.type))
+        types = _ordered(kb.dataset.objects(node, RDF.type))
         if types:
             return walker.explain((node, RDF.type, types[0]), 0)
         raise InputError(f"expected a derived fact or node, got {node}: it is not in the "

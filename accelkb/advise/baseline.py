@@ -99,10 +99,10 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
             for recompute, zero, mb in itertools.product(("selective", "full"), (1, 0), (1, 2, 4)):
                 if per_replica % mb:
                     continue
-                cfg = TrainingConfig(tp=tp, pp=pp, dp=dp, micro_batch=mb, global_batch=global_batch,
-                                     recompute=recompute,
-                                     sequence_parallel=tp > 1, zero=zero,
-                                     dp_overlap=True, precision=prec)
+                cfg = TrainingConfig.model_validate(dict(
+                    tp=tp, pp=pp, dp=dp, micro_batch=mb, global_batch=global_batch,
+                    recompute=recompute, sequence_parallel=tp > 1, zero=zero, dp_overlap=True,
+                    precision=prec))
                 tried += 1
                 try:
                     est = estimate_training(model, system, cfg)
@@ -146,9 +146,9 @@ def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int,
             pp = chips // tp
             if pp > model.layers:
                 continue
-            cfg = InferenceConfig(tp=tp, pp=pp, batch=batch, prompt_len=prompt_len,
-                                  output_len=output_len, precision=prec,
-                                  pipelined=goal == "throughput", queue_when_full=True)
+            cfg = InferenceConfig.model_validate(dict(
+                tp=tp, pp=pp, batch=batch, prompt_len=prompt_len, output_len=output_len,
+                precision=prec, pipelined=goal == "throughput", queue_when_full=True))
             tried += 1
             try:
                 est = estimate_inference(model, system, cfg)

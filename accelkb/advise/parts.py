@@ -33,7 +33,7 @@ from accelkb.perf.api import parse_parallel
 SKOS_PREF = URIRef("http://www.w3.org/2004/02/skos/core#prefLabel")
 SKOS_BROADER = URIRef("http://www.w3.org/2004/02/skos/core#broader")
 RDFS_LABEL = URIRef("http://www.w3.org/2000/01/rdf-schema#label")
-PRECISION_NOTATION = {AK.FP32: "fp32", AK.TF32: "tf32", AK.FP16: "fp16", AK.BF16: "bf16",
+PRECISION_NOTATION: dict[Any, str] = {AK.FP32: "fp32", AK.TF32: "tf32", AK.FP16: "fp16", AK.BF16: "bf16",
                       AK.FP8: "fp8", AK.INT8: "int8"}
 
 
@@ -91,7 +91,7 @@ def check_candidate(kb: KnowledgeBase, opt: URIRef, mitigates: list[str], model:
     requires = sorted(label(kb, p) for p in g.objects(opt, AK.requires))
     effects = []
     for eff in g.objects(opt, AK.hasEffect):
-        speed = g.value(eff, AK.reportedSpeedup)
+        speed: Any = g.value(eff, AK.reportedSpeedup)
         if speed is not None:
             ctx = g.value(eff, AK.context) or g.value(eff, AK.baseline) or ""
             effects.append(f"published: {float(speed):.3g}x ({ctx})".strip())
@@ -106,7 +106,7 @@ def check_candidate(kb: KnowledgeBase, opt: URIRef, mitigates: list[str], model:
     if provided & features:
         return Recommendation(status="already-applied", before=as_estimate(base),
                               solver_check="built into the chip's execution model ("
-                              + ", ".join(label(kb, f) for f in sorted(provided & features)) + ")",
+                              + ", ".join(label(kb, f) for f in sorted(provided & features, key=str)) + ")",
                               **common)
     if g.value(opt, AK.coveredByLayoutSearch) is not None:
         chosen = {k: v for k, v in cfg.model_dump().items() if k in ("tp", "pp", "dp")}
@@ -123,7 +123,7 @@ def check_candidate(kb: KnowledgeBase, opt: URIRef, mitigates: list[str], model:
         return Recommendation(status="not-modelled", configuration_change=change,
                               blocked_by=f"no {', '.join(unknown)} lever in the {phase_name(cfg)} model",
                               **common)
-    needed = g.value(opt, AK.requiresPrecision)
+    needed: Any = g.value(opt, AK.requiresPrecision)
     if needed is not None and PRECISION_NOTATION.get(needed) not in system.chip.peak_flops:
         return Recommendation(status="blocked", configuration_change=change,
                               blocked_by=f"{system.chip.name} has no {PRECISION_NOTATION.get(needed)} "

@@ -34,7 +34,7 @@ from accelkb.ontology.namespace import AK
 from accelkb.perf.from_kb import model_spec, system_spec
 
 GOALS = ("time", "throughput", "latency", "energy", "cost")
-_PHASES = {AK.Training: "training", AK.Inference: "inference", AK.Prefill: "inference",
+_PHASES: dict[Any, str] = {AK.Training: "training", AK.Inference: "inference", AK.Prefill: "inference",
            AK.Decode: "inference"}
 
 Progress = Callable[[str], None]
@@ -66,7 +66,7 @@ def _candidates(kb: KnowledgeBase, bottlenecks: list[str], vendor: Any, phase_ir
                 ) -> list[tuple[URIRef, list[str]]]:
     """Optimizations mitigating the found bottlenecks, applicable to the vendor and the phase."""
     g = kb.asserted
-    out: dict[URIRef, list[str]] = {}
+    out: dict[Any, list[str]] = {}
     for b in bottlenecks:
         for opt in g.subjects(AK.mitigates, URIRef(b)):
             vendors = set(g.objects(opt, AK.appliesToVendor))

@@ -12,6 +12,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from accelkb.errors import InputError
 from accelkb.solver.schedule.traffic import KINDS, layout_traffic, read_traffic
@@ -255,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
     root = args.root or 0
     result = schedule(topo, args.collective, chunks, time_limit_s=args.time_limit, demand=demand,
                       root=root)
-    summary = result.summary()
+    summary: dict[str, Any] = result.summary()
     if args.collective == "broadcast":
         summary["root"] = root
     if traffic_info is not None:

@@ -63,16 +63,16 @@ def infer(kb: KnowledgeBase, pairs: list[str]) -> int:
     InputError
         For a malformed pair, an unknown name, or no fixpoint.
     """
-    from accelkb import rules
+    from accelkb.rules import infer, run_rules
 
     if not pairs:
-        rules.run_rules(kb)
+        run_rules(kb)
     for pair in pairs:
         workload, sep, system = pair.partition("@")
         if not sep or not workload or not system:
             raise InputError(f"expected --estimate WORKLOAD@SYSTEM (e.g. "
                              f"llama2-70b-decode@groq-576), got '{pair}'")
-        rules.infer(kb, workload, system)
+        infer(kb, workload, system)
     return len(kb.graph(INFERRED)) + len(kb.graph(DERIVATIONS))
 
 

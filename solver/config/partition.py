@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import z3
 from pydantic import BaseModel, ConfigDict, Field
@@ -32,6 +33,7 @@ from accelkb.perf.calibration import load_calibration
 from accelkb.perf.compute import Op, layer_forward_ops, logits_ops, ops_time, peak_for, recompute_ops
 from accelkb.perf.memory import activation_bytes_per_layer, model_state_bytes
 from accelkb.perf.shapes import BYTES_PER, embedding_params, output_params, params_per_layer
+from accelkb.perf.specs import ModelSpec, SystemSpec
 from accelkb.solver.config.instance import declared_constraints
 from accelkb.solver.config.model import Status
 
@@ -75,7 +77,8 @@ class Units:
     time_ns: list[int]
 
 
-def units(model: object, system: object, micro_batch: int = 1, recompute: str = "none",
+def units(model: ModelSpec | str | Path, system: SystemSpec | str | Path, micro_batch: int = 1,
+          recompute: str = "none",
           precision: str | None = None, offload_optimizer: bool = True,
           seq_len: int | None = None, grad_bytes: float = 2.0) -> tuple[Units, float]:
     """Unit tables from perf and the fast-memory capacity per chip (first tier)."""
@@ -150,7 +153,8 @@ def _lookup(var: z3.ArithRef, table: list[int]) -> z3.ArithRef:
     return expr
 
 
-def partition_pipeline(model: object, system: object, stages: int, micro_batch: int = 1,
+def partition_pipeline(model: ModelSpec | str | Path, system: SystemSpec | str | Path, stages: int,
+                       micro_batch: int = 1,
                        recompute: str = "none", precision: str | None = None,
                        offload_optimizer: bool = True, timeout_s: float = 60.0,
                        kb: object | None = None, seq_len: int | None = None,

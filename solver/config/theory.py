@@ -49,12 +49,12 @@ class Memory:
 
 def training_config(lay: Layout, global_batch: int, seq_len: int | None = None) -> TrainingConfig:
     """The perf :class:`TrainingConfig` of a layout."""
-    return TrainingConfig(
+    return TrainingConfig.model_validate(dict(
         tp=lay.tp, pp=lay.pp, dp=lay.dp, micro_batch=lay.micro_batch, global_batch=global_batch,
         interleave=lay.interleave, recompute=lay.recompute,
         sequence_parallel=lay.sequence_parallel, zero=lay.zero,
         precision=lay.precision, offload_optimizer=lay.offload_optimizer,
-        seq_len=seq_len)
+        seq_len=seq_len))
 
 
 def microbatches(inst: Instance, lay: Layout) -> int:
@@ -130,10 +130,9 @@ def estimate(inst: Instance, lay: Layout) -> tuple[float, float, float | None,
                                      training_config(lay, inst.global_batch), inst.calibration)
         return est.step_time_s, est.tokens_per_s, est.joules_per_token, \
             est.memory_per_chip_bytes
-    cfg = InferenceConfig(tp=lay.tp, pp=lay.pp, batch=lay.batch,
-                          prompt_len=inst.request.prompt_len, output_len=inst.request.output_len,
-                          precision=lay.precision,
-                          pipelined=lay.pipelined)
+    cfg = InferenceConfig.model_validate(dict(
+        tp=lay.tp, pp=lay.pp, batch=lay.batch, prompt_len=inst.request.prompt_len,
+        output_len=inst.request.output_len, precision=lay.precision, pipelined=lay.pipelined))
     ie = perf_inference.estimate(inst.model, inst.system, cfg, inst.calibration)
     return ie.decode_s_per_token, ie.tokens_per_s * lay.dp, ie.joules_per_token, \
         ie.memory_per_chip_bytes

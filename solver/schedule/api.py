@@ -111,7 +111,7 @@ def _allgather_like(inst: Instance, topo: Topology, deadline: float, best: _Best
     c = inst.chunks
     big = len(ids) * inst.n > BIG_TRANSFERS
     if inst.collective in ("allgather", "reduce_scatter") and c > 1 and big:
-        one = [(r, 0) for r in range(inst.n)]
+        one: list[ChunkId] = [(r, 0) for r in range(inst.n)]
         started = time.monotonic()
         try:
             s1, t1 = spread(topo, one, [[r] for r in range(inst.n)], deadline=deadline,
@@ -196,7 +196,8 @@ def _z3_improve(inst: Instance, lb: int, deadline: float, best: _Best) -> str:
     is_routed = inst.collective in ("alltoall", "traffic")
     assert best.steps is not None
     while best.steps > lb:
-        verdict, trs, tried = "unknown", [], False
+        verdict, tried = "unknown", False
+        trs: list[TransferT] = []
         for minimal in ((True, False) if is_routed else (False,)):
             p = enc.SpreadProblem(topo, tuple(ids), srcs, dsts, best.steps - 1, minimal)
             if len(ids) * topo.unit_links * p.steps > 10 * Z3_MAX_VARIABLES \

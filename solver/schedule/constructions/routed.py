@@ -25,7 +25,7 @@ from accelkb.solver.schedule.bounds import (
 )
 from accelkb.solver.schedule.constructions.closed_form import switch_alltoall
 from accelkb.solver.schedule.constructions.greedy import Budget, choose_paths, route_paths
-from accelkb.solver.schedule.model import Instance
+from accelkb.solver.schedule.model import Instance, TransferT
 from accelkb.solver.schedule.topology import Topology
 
 Search = Callable[[Instance, int, float, bool], tuple[Best, str]]
@@ -167,7 +167,7 @@ def _tiled(inst: Instance, deadline: float, best: Best, search: Search) -> None:
     got = search(one, lb1, now + (deadline - now) / 3, True)[0]
     if got.steps is None:
         return
-    trs = [(i * got.steps + t, u, v, (ch[0], ch[1], i))
+    trs: list[TransferT] = [(i * got.steps + t, u, v, (ch[0], ch[1], i))
            for i in range(c) for t, u, v, ch in got.transfers]
     best.offer(c * got.steps, trs, f"{c} one-chunk alltoalls in sequence [{got.method}]")
 
