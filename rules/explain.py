@@ -107,6 +107,21 @@ class Explanation(BaseModel):
         return [leaf for p in self.premises for leaf in p.leaves()]
 
 
+_CONFIDENCE_ORDER = ("low", "medium", "high")
+
+
+def _merged(refs: list[SourceRef]) -> SourceRef:
+    """One citation of a source that several facts rest on: every locator (sorted, each once)
+    and the weakest confidence among them, whatever order rdflib returned the facts in."""
+    locators = sorted({r.locator for r in refs if r.locator})
+    confidences = {r.confidence for r in refs if r.confidence}
+    weakest = min(confidences, key=lambda c: (_CONFIDENCE_ORDER.index(c.lower())
+                                              if c.lower() in _CONFIDENCE_ORDER else -1, c),
+                  default=None)
+    return refs[0].model_copy(update={"locator": "; ".join(locators) or None,
+                                      "confidence": weakest})
+
+
 def _cite(s: SourceRef) -> str:
     out = s.title + (f", {s.locator}" if s.locator else "")
     return out + (f" <{s.url}>" if s.url else "")
@@ -189,13 +204,13 @@ class _Walker:
 
     def derived_from_sources(self, pv: Node) -> list[SourceRef]:
         """Sources of the knowledge an estimate was computed from (system, model)."""
-        out: dict[str, SourceRef] = {}
+        refs: dict[str, list[SourceRef]] = {}
         for node in self.e.objects(pv, PROV.wasDerivedFrom):
             holders = [node, *self.a.objects(node, AK.provenance)]
             for h in holders:
                 for src in self.a.objects(h, DCTERMS.source):
-                    out.setdefault(str(src), self.source(src, h))
-        return [out[k] for k in sorted(out)]
+                    refs.setdefault(str(src), []).append(self.source(src, h))
+        return [_merged(refs[k]) for k in sorted(refs)]
 
     def source(self, src: Node, holder: Node) -> SourceRef:
         title = self.a.value(src, DCTERMS.title)
