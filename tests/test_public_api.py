@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 
 
 def _run(code: str) -> str:
-    """Run ``code`` in a fresh interpreter (import order matters here) and return its stdout."""
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    """Run ``code`` in a fresh interpreter (import order matters here) and return its stdout.
+
+    Outside the checkout: there, ``python -c`` would import the folder ``accelkb/`` in the
+    working directory instead of the installed package."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, cwd=tempfile.gettempdir())
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
