@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import select
+import subprocess
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -58,3 +61,20 @@ def same_answer(a: Result, b: Result) -> bool:
         assert a.graph is not None and b.graph is not None
         return isomorphic(a.graph, b.graph)
     return [str(v) for v in a.vars or []] == [str(v) for v in b.vars or []] and rows(a) == rows(b)
+
+
+def await_url(proc: subprocess.Popen[str], deadline: float) -> str:
+    """The URL ``accelkb serve`` prints on stderr when it listens."""
+    assert proc.stderr is not None
+    lines = []
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stderr], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        line = proc.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+        if "SPARQL endpoint at " in line:
+            return line.split("SPARQL endpoint at ")[1].split()[0]
+    raise AssertionError("accelkb serve did not print its URL: " + "".join(lines))

@@ -34,8 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cors", action="store_true",
                         help="allow browser tools on other origins (e.g. YASGUI) to query")
     parser.add_argument("--engine-read-only", action="store_true",
-                        help="keep the engine read-only on disk too (slower on some queries; "
-                             "the endpoint refuses writes either way)")
+                        help="accepted for old scripts: the engine is always read-only now")
     parser.add_argument("--infer", action="store_true",
                         help="run every rule to a fixpoint first, so inferred facts and their "
                              "derivations are served too")
@@ -100,8 +99,7 @@ def run(args: argparse.Namespace) -> int:
     kb = KnowledgeBase(args.data)
     if args.infer or args.estimate:
         infer(kb, args.estimate)
-    endpoint = SparqlEndpoint.from_kb(kb, host=args.host, port=args.port, limits=limits,
-                                      engine_read_only=args.engine_read_only)
+    endpoint = SparqlEndpoint.from_kb(kb, host=args.host, port=args.port, limits=limits)
     if not is_loopback(args.host):
         sys.stderr.write(f"accelkb serve: warning: listening on {args.host}, reachable from "
                          "other machines (read-only, but anyone who can connect can query)\n")

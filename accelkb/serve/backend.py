@@ -125,8 +125,34 @@ class OxigraphProcess:
         """Base URL of the server (``/query``, ``/update`` and ``/store`` are below it)."""
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> OxigraphProcess:
-        """Load the data, start the server and wait until it answers."""
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` has launched the process (it may have died since)."""
+        return self._proc is not None
+
+    @property
+    def alive(self) -> bool:
+        """Whether the server process is running (a dead one is reaped here: no zombie)."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def wait_dead(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the process to exit (and reap it); whether it has."""
+        if self._proc is None:
+            return True
+        try:
+            self._proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def start(self, *, die_with_thread: bool | None = None) -> OxigraphProcess:
+        """Load the data, start the server and wait until it answers.
+
+        ``die_with_thread``: ask Linux to end the server when the calling thread ends (the
+        parent-death signal follows the *thread* that started a child). Default: only from the
+        main thread, which lives as long as the process; :class:`Engine` starts every process
+        from one thread that lives as long as the engine and passes ``True``.
+        """
         binary = find_oxigraph()
         self._dir = tempfile.TemporaryDirectory(prefix="accelkb-oxigraph-")
         location = Path(self._dir.name) / "db"
@@ -151,12 +177,11 @@ class OxigraphProcess:
         # The log goes to a file, never a pipe: a full pipe would block the server.
         self._log = Path(self._dir.name) / "server.log"
         with self._log.open("wb") as log:
-            # Linux sends the parent-death signal when the *thread* that started the child
-            # ends, so it is only asked for from the main thread.
-            main = threading.current_thread() is threading.main_thread()
+            if die_with_thread is None:
+                die_with_thread = threading.current_thread() is threading.main_thread()
             self._proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
                                           stderr=log,
-                                          preexec_fn=_die_with_parent if main else None)
+                                          preexec_fn=_die_with_parent if die_with_thread else None)
         self._wait_ready()
         if not self._read_only and self._nquads is not None:
             self._post_store(self._nquads)
@@ -224,14 +249,19 @@ class OxigraphProcess:
 
 
 class Engine:
-    """The Oxigraph process behind the endpoint, replaced when a query outlives its time limit.
+    """The Oxigraph process behind the endpoint, replaced when a query outlives its time limit
+    and restarted when it dies.
 
     Oxigraph's own ``--timeout-s`` does not stop every query (an ``ORDER BY`` or a ``COUNT``
     over a large cross product keeps running), so a query the endpoint gave up on could hold a
-    CPU and memory for as long as it likes. After such a query, :meth:`condemn` starts a fresh
-    process from the same data in the background; new queries go to it once it answers, and the
-    old process is stopped as soon as the queries still reading from it are done (the runaway
-    one has already been abandoned, so it no longer counts).
+    CPU and memory for as long as it likes. After such a query, :meth:`release` (``abandoned``)
+    has a fresh process started from the same data; new queries go to it once it answers, and
+    the old process is stopped as soon as the queries still reading from it are done. A process
+    that died (a crash, a ``kill``) is replaced the same way, and :meth:`acquire` waits for its
+    successor instead of handing out a dead port.
+
+    Every process is started by one *keeper* thread that lives as long as the engine, so each
+    one gets the parent-death signal: none outlives the server, even after ``kill -9``.
 
     Parameters
     ----------
@@ -241,12 +271,15 @@ class Engine:
 
     def __init__(self, nquads: bytes, *, read_only: bool, timeout_s: float | None) -> None:
         self._make = lambda: OxigraphProcess(nquads, read_only=read_only, timeout_s=timeout_s)
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
         self._current = self._make()
         self._inflight: dict[OxigraphProcess, int] = {}
         self._retired: list[OxigraphProcess] = []
+        self._jobs: list[str] = []  # "start" | "replace", run by the keeper thread
         self._replacing = False
         self._stopped = False
+        self._error: InputError | None = None
+        self._keeper: threading.Thread | None = None
         self.restarts = 0
 
     @property
@@ -260,40 +293,95 @@ class Engine:
         return self._current.pid
 
     def start(self) -> None:
-        """Start the first process."""
-        self._current.start()
+        """Start the keeper thread and the first process; wait until it answers.
 
-    def acquire(self) -> OxigraphProcess:
-        """The process to send one query to; pair with :meth:`release`."""
-        with self._lock:
+        Raises
+        ------
+        InputError
+            If the first process cannot start.
+        """
+        self._keeper = threading.Thread(target=self._keep, name="accelkb-engine-keeper",
+                                        daemon=True)
+        self._keeper.start()
+        with self._cond:
+            self._jobs.append("start")
+            self._cond.notify_all()
+            while "start" in self._jobs:
+                self._cond.wait()
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
+
+    def acquire(self, timeout_s: float = 30.0) -> OxigraphProcess | None:
+        """The process to send one query to (pair with :meth:`release`), or ``None`` if none is
+        running within ``timeout_s`` (a replacement is still starting)."""
+        deadline = time.monotonic() + timeout_s
+        with self._cond:
+            while not self._current.alive and not self._stopped:
+                self._request_replacement()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
             proc = self._current
             self._inflight[proc] = self._inflight.get(proc, 0) + 1
             return proc
 
     def release(self, proc: OxigraphProcess, *, abandoned: bool = False) -> None:
-        """The query sent to ``proc`` is done (or was given up on: ``abandoned``)."""
-        with self._lock:
+        """The query sent to ``proc`` is done (or was given up on: ``abandoned``). A process
+        that was given up on, or that died, is replaced."""
+        with self._cond:
             self._inflight[proc] -= 1
             idle = [p for p in self._retired if not self._inflight.get(p)]
             self._retired = [p for p in self._retired if p not in idle]
-            replace = abandoned and proc is self._current and not self._replacing
-            if replace:
-                self._replacing = True
+            if proc is self._current and (abandoned or not proc.alive):
+                self._request_replacement()
         for old in idle:
             old.stop()
-        if replace:
-            threading.Thread(target=self._replace, name="accelkb-engine-restart",
-                             daemon=True).start()
+
+    def _request_replacement(self) -> None:
+        """(lock held) Have the keeper start a successor of the current process."""
+        if not self._replacing and not self._stopped:
+            self._replacing = True
+            self._jobs.append("replace")
+            self._cond.notify_all()
+
+    def _keep(self) -> None:
+        """The keeper thread: starts every process, until :meth:`stop`."""
+        while True:
+            with self._cond:
+                while not self._jobs and not self._stopped:
+                    self._cond.wait(timeout=1.0)
+                    if not self._jobs and not self._current.alive and self._current.started:
+                        self._request_replacement()  # died between queries: restart it now
+                if self._stopped:
+                    return
+                job = self._jobs[0]
+            if job == "start":
+                try:
+                    self._current.start(die_with_thread=True)
+                except InputError as exc:
+                    with self._cond:
+                        self._error = exc
+                with self._cond:
+                    self._jobs.remove("start")
+                    self._cond.notify_all()
+            else:
+                self._replace()
+                with self._cond:
+                    self._jobs.remove("replace")
+                    self._cond.notify_all()
 
     def _replace(self) -> None:
         fresh = self._make()
         try:
-            fresh.start()
+            fresh.start(die_with_thread=True)
         except InputError:
-            with self._lock:
+            with self._cond:
                 self._replacing = False
+            time.sleep(1.0)  # do not spin: the next query asks again
             return
-        with self._lock:
+        with self._cond:
             if self._stopped:
                 self._replacing = False
                 fresh.stop()
@@ -304,14 +392,19 @@ class Engine:
             busy = bool(self._inflight.get(old))
             if busy:
                 self._retired.append(old)
+            self._cond.notify_all()
         if not busy:
             old.stop()
 
     def stop(self) -> None:
-        """Stop every process."""
-        with self._lock:
+        """Stop every process and the keeper thread."""
+        with self._cond:
             self._stopped = True
             procs = [self._current, *self._retired]
             self._retired = []
+            self._cond.notify_all()
         for proc in procs:
             proc.stop()
+        if self._keeper is not None and self._keeper is not threading.current_thread():
+            self._keeper.join(timeout=10)
+            self._keeper = None
