@@ -19,6 +19,7 @@ Run::
 
     python bench/serve_bench.py                       # every target, 1/4/16 clients
     python bench/serve_bench.py --duration 1 --targets served,embedded --json out.json
+    python bench/serve_bench.py --abuse               # load and abuse (bench/serve_abuse.py)
 """
 
 from __future__ import annotations
@@ -190,7 +191,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", default="embedded,served,oxigraph,rdflib-endpoint")
     parser.add_argument("--queries", default=",".join(QUERIES))
     parser.add_argument("--json", help="also write the figures to this JSON file")
-    args = parser.parse_args(argv)
+    parser.add_argument("--abuse", action="store_true",
+                        help="run the load and abuse benchmark instead (bench/serve_abuse.py; "
+                             "--clients defaults to 16,64 there)")
+    args, rest = parser.parse_known_args(argv)
+    if args.abuse:
+        import serve_abuse
+
+        extra = ["--clients", args.clients] if "--clients" in (argv or sys.argv) else []
+        return serve_abuse.main(rest + extra)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     clients = [int(c) for c in args.clients.split(",")]
     queries = {q: (EXAMPLES / f"{q}.rq").read_text(encoding="utf-8")
                for q in args.queries.split(",")}

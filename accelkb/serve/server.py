@@ -27,6 +27,7 @@ results), as in :meth:`accelkb.ontology.kb.KnowledgeBase.query`; ``GRAPH`` reach
 from __future__ import annotations
 
 import http.client
+import io
 import logging
 import re
 import socket
@@ -34,7 +35,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -58,6 +59,20 @@ _DISCARD_LIMIT = 64 * 1024 * 1024
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _DIED = ("; it is being restarted and the next query will be answered (a query that kills the "
          "engine, such as one nested very deep, can be narrowed)")
+
+
+def _engine_failure(process: OxigraphProcess, limits: ServeLimits) -> Refusal:
+    """What to answer when the engine broke off a query: it ran past its memory cap, it died
+    (a crash closes the socket a moment before the process exits), or it just did not answer."""
+    dead = process.wait_dead(timeout_s=0.5)
+    if dead and process.out_of_memory:
+        return Refusal(503, "the query needed more memory than the SPARQL engine may use "
+                            f"({limits.max_engine_memory_bytes} bytes, accelkb serve "
+                            "--max-engine-memory); narrow it or add LIMIT. The engine is being "
+                            "restarted")
+    if dead:
+        return Refusal(502, "the SPARQL engine stopped while running this query" + _DIED)
+    return Refusal(502, "the SPARQL engine did not answer")
 
 
 def _digits(text: str) -> bool:
@@ -85,6 +100,15 @@ class ServeLimits(BaseModel):
     max_request_bytes: int = Field(
         default=1024 * 1024, gt=0,
         description="Largest request body accepted (the query text), bytes; 413 when exceeded.")
+    max_request_seconds: float = Field(
+        default=10.0, gt=0,
+        description="Longest a client may take to send one request, headers and body, once its "
+                    "first byte has arrived, s; the connection is closed when exceeded.")
+    max_engine_memory_bytes: int | None = Field(
+        default=2 * 1024**3, gt=0,
+        description="Resident memory the engine process may use, bytes, checked five times a "
+                    "second; past it the engine is killed and replaced and its queries get 503. "
+                    "None: no cap.")
     cors: bool = Field(
         default=False,
         description="Send Access-Control-Allow-Origin: * so browser tools such as YASGUI on "
@@ -94,6 +118,37 @@ class ServeLimits(BaseModel):
 def is_loopback(host: str) -> bool:
     """Whether ``host`` names the loopback interface (the only default the server binds to)."""
     return host in _LOOPBACK or host.startswith("127.")
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The request side of a client connection, with two limits: ``idle_s`` to wait for the
+    first byte of a request (keep-alive), then ``request_s`` for the whole request, however
+    slowly it trickles in (a client that sends a header line every few seconds used to hold a
+    thread for good)."""
+
+    def __init__(self, sock: socket.socket, idle_s: float | None, request_s: float) -> None:
+        self._sock, self._idle_s, self._request_s = sock, idle_s, request_s
+        self._deadline: float | None = None
+
+    def next_request(self) -> None:
+        """A new request may start: wait ``idle_s`` for its first byte."""
+        self._deadline = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._deadline is None:
+            self._sock.settimeout(self._idle_s)
+        else:
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"request not sent within {self._request_s:g} s")
+            self._sock.settimeout(remaining)
+        n = self._sock.recv_into(buffer)
+        if self._deadline is None and n:
+            self._deadline = time.monotonic() + self._request_s
+        return n
 
 
 class _GuardServer(ThreadingHTTPServer):
@@ -119,6 +174,13 @@ class _Handler(BaseHTTPRequestHandler):
         # Headers and body go out in separate writes; without this, Nagle's algorithm and the
         # client's delayed ACK add ~40 ms to every answer.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._reader = _DeadlineReader(self.connection, self.timeout,
+                                       self.server.endpoint.limits.max_request_seconds)
+        self.rfile = io.BufferedReader(self._reader)
+
+    def handle_one_request(self) -> None:
+        self._reader.next_request()
+        super().handle_one_request()  # a TimeoutError from the reader closes the connection
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (stdlib name)
         LOG.info("%s %s", self.address_string(), format % args)
@@ -255,16 +317,10 @@ class _Handler(BaseHTTPRequestHandler):
         except TimeoutError:
             abandoned = True
             raise too_slow from None
-        except http.client.IncompleteRead as exc:
-            if _CANCELLED in exc.partial:
+        except (OSError, http.client.HTTPException) as exc:
+            if isinstance(exc, http.client.IncompleteRead) and _CANCELLED in exc.partial:
                 raise too_slow from None
-            raise Refusal(502, "the SPARQL engine stopped in the middle of the result"
-                          + _DIED * process.wait_dead(timeout_s=0.5)) from None
-        except (OSError, http.client.HTTPException):
-            if process.wait_dead(timeout_s=0.5):  # a crash closes the socket before the exit
-                raise Refusal(502, "the SPARQL engine stopped while running this query"
-                              + _DIED) from None
-            raise Refusal(502, "the SPARQL engine did not answer") from None
+            raise _engine_failure(process, limits) from None
         finally:
             conn.close()
             # A query given up on may still run in the engine (Oxigraph's own time limit does
@@ -348,7 +404,8 @@ class SparqlEndpoint:
         self.limits = limits or ServeLimits()
         self.host = host
         self.port = port
-        self.engine = Engine(nquads, read_only=True, timeout_s=self.limits.timeout_s + 1)
+        self.engine = Engine(nquads, read_only=True, timeout_s=self.limits.timeout_s + 1,
+                             max_memory_bytes=self.limits.max_engine_memory_bytes)
         self._httpd: _GuardServer | None = None
         self._thread: threading.Thread | None = None
 

@@ -319,7 +319,10 @@ def test_loopback_by_default(endpoint: SparqlEndpoint) -> None:
 @pytest.mark.parametrize("argv", [["serve", "--timeout", "0"],
                                   ["serve", "--estimate", "llama2-70b-decode"],
                                   ["serve", "--max-result-bytes", "-1"],
-                                  ["serve", "--port", "70000"]])
+                                  ["serve", "--port", "70000"],
+                                  ["serve", "--timeout", "nan"], ["serve", "--timeout", "inf"],
+                                  ["serve", "--max-engine-memory", "1000"],
+                                  ["serve", "--max-request-seconds", "0"]])
 def test_cli_bad_limits_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert "expected --" in capsys.readouterr().err

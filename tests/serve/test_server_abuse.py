@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -28,10 +29,12 @@ import pytest
 from conftest import REPO
 from server_common import await_url, require_oxigraph
 
+from accelkb.ontology.kb import KnowledgeBase
 from accelkb.serve import policy
 from accelkb.serve.lexer import scan
 from accelkb.serve.policy import MAX_NESTING, SERVICE_REFUSED, Refusal, check_query
 from accelkb.serve.server import ServeLimits, SparqlEndpoint
+from accelkb.serve.store import kb_nquads
 
 DIRECT = {"Content-Type": "application/sparql-query", "Accept": "application/sparql-results+json"}
 DATA = b"".join(f"<urn:s{i}> <urn:p> <urn:o{i}> .\n".encode() for i in range(50))
@@ -187,6 +190,41 @@ def test_headers_are_read_strictly(endpoint: SparqlEndpoint) -> None:
         "Content-Type": "application/sparql-query",
         "Accept": "application/sparql-results+json,\r\n text/csv"})  # folded
     assert status == 200 and json.loads(body)["boolean"] is True
+
+
+def test_a_client_that_trickles_its_request_is_dropped() -> None:
+    require_oxigraph()
+    with SparqlEndpoint(DATA, port=0, limits=ServeLimits(max_request_seconds=1.5)) as ep, \
+            socket.create_connection(("127.0.0.1", ep.port), timeout=30) as sock:
+        started = time.monotonic()
+        sock.sendall(b"GET /query?query=ASK%7B%7D HTTP/1.1\r\n")
+        closed = False
+        for i in range(20):  # one header line every 0.5 s, never the blank line that ends them
+            time.sleep(0.5)
+            try:
+                sock.sendall(f"X-Slow-{i}: 1\r\n".encode())
+            except OSError:
+                closed = True
+                break
+            ready, _, _ = select.select([sock], [], [], 0)
+            if ready and not sock.recv(4096):
+                closed = True
+                break
+        assert closed and time.monotonic() - started < 5  # 1.5 s limit, checked every 0.5 s
+        # an ordinary client on another connection is served meanwhile
+        assert _post(ep, "ASK { ?s ?p ?o }")[0] == 200
+
+
+def test_a_query_past_the_engine_memory_cap_gets_503_and_the_engine_is_replaced(
+        kb: KnowledgeBase) -> None:
+    require_oxigraph()
+    limits = ServeLimits(timeout_s=30, max_engine_memory_bytes=512 * 1024**2)
+    with SparqlEndpoint(kb_nquads(kb), port=0, limits=limits) as ep:
+        first = ep.engine.pid
+        # ORDER BY over a cross product: about 150 MB/s of growth, past the cap in seconds
+        status, body = _post(ep, "SELECT ?o WHERE { ?a ?b ?c . ?s ?p ?o } ORDER BY ?o LIMIT 1")
+        assert status == 503 and b"--max-engine-memory" in body, (status, body[:200])
+        assert _post(ep, "ASK { ?s ?p ?o }")[0] == 200 and ep.engine.pid != first
 
 
 # -- 2. the engine's death is survived ------------------------------------------------------------
