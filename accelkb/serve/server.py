@@ -211,7 +211,9 @@ class _Handler(BaseHTTPRequestHandler):
         limits = self.server.endpoint.limits
         try:
             query, params = self._read_request(method, limits)
-            self._forward(check_query(query), params, limits)
+            # the time limit counts from here: the guard's own check is inside it
+            deadline = time.monotonic() + limits.timeout_s
+            self._forward(check_query(query), params, limits, deadline)
         except Refusal as refusal:
             self._send_text(refusal.status, refusal.message)
 
@@ -275,14 +277,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     # -- forwarding -----------------------------------------------------------------------
-    def _forward(self, query: str, params: dict[str, list[str]], limits: ServeLimits) -> None:
+    def _forward(self, query: str, params: dict[str, list[str]], limits: ServeLimits,
+                 deadline: float) -> None:
         passed = [(k, v) for k in ("default-graph-uri", "named-graph-uri")
                   for v in params.get(k, [])]
         path = "/query" + ("?" + urlencode(passed) if passed else "")
         # a folded header (a line break and indent) is one value: unfold it, as RFC 9112 says
         accept = " ".join((self.headers.get("Accept") or "*/*").split())
         headers = {"Content-Type": "application/sparql-query; charset=utf-8", "Accept": accept}
-        deadline = time.monotonic() + limits.timeout_s
         endpoint = self.server.endpoint
         engine = endpoint.engine
         too_slow = Refusal(503, f"the query ran past the time limit of {limits.timeout_s:g} s "

@@ -37,6 +37,7 @@ from accelkb.serve.server import ServeLimits, SparqlEndpoint
 from accelkb.serve.store import kb_nquads
 
 DIRECT = {"Content-Type": "application/sparql-query", "Accept": "application/sparql-results+json"}
+CHEAP = "ASK { ?s a ?type }"
 DATA = b"".join(f"<urn:s{i}> <urn:p> <urn:o{i}> .\n".encode() for i in range(50))
 
 
@@ -90,6 +91,16 @@ def test_the_example_queries_pass_unchanged_but_for_comments() -> None:
         assert "#" not in "".join(line.split("<")[0] for line in forwarded.splitlines()
                                   if '"' not in line), path.name
         assert scan(forwarded).keywords == scan(text).keywords, path.name
+
+
+def test_docstring_examples_run() -> None:
+    import doctest
+
+    from accelkb.serve import lexer
+
+    for module in (lexer, policy):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0 and result.attempted > 0, module.__name__
 
 
 @pytest.mark.parametrize(("make", "deepest_ok"), [
@@ -352,3 +363,34 @@ def test_no_engine_outlives_kill_9_of_the_server(tmp_path: Path) -> None:
             proc.wait(timeout=10)
         if proc.stderr:
             proc.stderr.close()
+
+
+def test_64_clients_are_all_answered_while_a_runaway_runs(kb: KnowledgeBase) -> None:
+    """Bounded load test: 64 clients for about 3 s, each request on a new connection, beside
+    one runaway query. No reset (the listen backlog used to be 5), every cheap query answered."""
+    require_oxigraph()
+    with SparqlEndpoint(kb_nquads(kb), port=0, limits=ServeLimits(timeout_s=2)) as ep:
+        stop = time.monotonic() + 3
+        outcomes: list[str] = []
+        lock = threading.Lock()
+
+        def client(query: str) -> None:
+            while time.monotonic() < stop:
+                try:
+                    status = str(_post(ep, query)[0])
+                except (ConnectionResetError, http.client.RemoteDisconnected):
+                    status = "reset"
+                if query == CHEAP:
+                    with lock:
+                        outcomes.append(status)
+
+        runaway = "SELECT ?o WHERE { ?a ?b ?c . ?s ?p ?o } ORDER BY ?o LIMIT 1"
+        threads = [threading.Thread(target=client, args=(CHEAP,)) for _ in range(64)]
+        threads.append(threading.Thread(target=client, args=(runaway,)))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert len(outcomes) > 64 and set(outcomes) == {"200"}, (
+            {o: outcomes.count(o) for o in set(outcomes)})
+
