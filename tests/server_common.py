@@ -78,3 +78,12 @@ def await_url(proc: subprocess.Popen[str], deadline: float) -> str:
         if "SPARQL endpoint at " in line:
             return line.split("SPARQL endpoint at ")[1].split()[0]
     raise AssertionError("accelkb serve did not print its URL: " + "".join(lines))
+
+
+def ensure_stopped(proc: subprocess.Popen[str]) -> None:
+    """Kill ``proc`` if it still runs, reap it and close its stderr (a test's ``finally``)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(timeout=10)
+    if proc.stderr:
+        proc.stderr.close()

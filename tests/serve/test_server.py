@@ -23,7 +23,7 @@ from conftest import REPO
 from rdflib import Graph, Literal, URIRef
 from rdflib.compare import isomorphic
 from rdflib.plugins.stores.sparqlstore import SPARQLStore
-from server_common import await_url, require_oxigraph, rows, same_answer
+from server_common import await_url, ensure_stopped, require_oxigraph, rows, same_answer
 
 from accelkb.cli import main
 from accelkb.ontology.kb import DERIVATIONS, INFERRED, KnowledgeBase
@@ -361,11 +361,7 @@ def test_cli_serve_end_to_end(kb: KnowledgeBase, tmp_path: Path) -> None:
         try:
             assert proc.wait(timeout=20) == 0  # SIGTERM stops it cleanly, engine included
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=10)
-            if proc.stderr:
-                proc.stderr.close()
+            ensure_stopped(proc)
 
 
 def _embedded_plus_extra(kb: KnowledgeBase, construct: str) -> Graph:

@@ -27,7 +27,7 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 from conftest import REPO
-from server_common import await_url, require_oxigraph
+from server_common import await_url, ensure_stopped, require_oxigraph
 
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.serve import policy
@@ -358,11 +358,7 @@ def test_no_engine_outlives_kill_9_of_the_server(tmp_path: Path) -> None:
         for port in ports:
             assert _closed(port), f"an engine still listens on 127.0.0.1:{port}"
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
-        if proc.stderr:
-            proc.stderr.close()
+        ensure_stopped(proc)
 
 
 def test_64_clients_are_all_answered_while_a_runaway_runs(kb: KnowledgeBase) -> None:
