@@ -77,7 +77,7 @@ def parse_into(graph: Graph, name: str, content: bytes | str, fmt: str | None = 
     accelkb.errors.InputError: bad.ttl:1: Turtle syntax error: ...
     """
     fmt = fmt or rdf_format(name)
-    text = content.decode("utf-8") if isinstance(content, bytes) else content
+    text = _decoded(name, content) if isinstance(content, bytes) else content
     try:
         graph.parse(data=text, format=fmt, publicID=f"file:///{Path(name).name}")
     except BadSyntax as exc:
@@ -85,10 +85,31 @@ def parse_into(graph: Graph, name: str, content: bytes | str, fmt: str | None = 
         line = text[:offset].count("\n") + 1
         why = getattr(exc, "_why", str(exc))
         raise InputError(f"{name}:{line}: Turtle syntax error: {why}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{name}: expected UTF-8 text, got undecodable bytes ({exc.reason})") from None
     except Exception as exc:  # rdflib raises many types for other syntaxes
         raise InputError(f"{name}: could not parse as {fmt}: {exc}") from None
+
+
+def _decoded(name: str, content: bytes) -> str:
+    """``content`` as UTF-8 text, or an InputError naming the byte offset where it is not.
+
+    Examples
+    --------
+    >>> _decoded("chip.ttl", "caf\u00e9".encode("latin-1"))
+    Traceback (most recent call last):
+    ...
+    accelkb.errors.InputError: chip.ttl: expected UTF-8 text (...), got byte 0xe9 at offset 3 (line 1); ...
+    """
+    nul = content.find(b"\0")
+    if nul >= 0:
+        raise InputError(f"{name}: expected a text RDF file, got binary data (a NUL byte at "
+                         f"offset {nul})")
+    try:
+        return content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = content[: exc.start].count(b"\n") + 1
+        raise InputError(f"{name}: expected UTF-8 text (Turtle is always UTF-8), got byte "
+                         f"0x{content[exc.start]:02x} at offset {exc.start} (line {line}); "
+                         "re-save the file as UTF-8") from None
 
 
 def read_user_file(path: str | Path) -> tuple[str, bytes]:
@@ -239,8 +260,8 @@ def violations(data: Graph, shapes: Graph) -> list[Violation]:
         for row in data.query(query, initNs=_PREFIXES):
             bound = row.asdict()  # type: ignore[union-attr]
             message = template
-            for var in ("path", "value"):
-                message = message.replace("{?" + var + "}", _short(data, bound.get(var)))
+            for var, term in bound.items():  # {?path}, {?value} and any other selected variable
+                message = message.replace("{?" + str(var) + "}", _short(data, term))
             found.add(_violation(data, bound.get("this"), bound.get("path"), bound.get("value"),
                                  message))
     return sorted(found, key=lambda v: (v.focus, v.path, v.message, v.value))

@@ -17,7 +17,9 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 import pydantic
@@ -45,8 +47,36 @@ _TOPOLOGIES: dict[Any, Topology] = {AK.FullyConnected: "full", AK.Ring: "ring", 
 _TIER_ORDER = {"sram": 0, "hbm": 1, "ddr": 2, "streaming": 3}
 
 
-@functools.lru_cache(maxsize=1)
+#: Knowledge bases made active by :func:`using`, innermost last.
+_ACTIVE: list[KnowledgeBase] = []
+
+
+@contextlib.contextmanager
+def using(kb: KnowledgeBase) -> Iterator[KnowledgeBase]:
+    """Within the block, :func:`default_kb` (and so every name the performance model and the
+    configuration solver resolve) is ``kb``: the bundled knowledge plus a user's files.
+
+    Examples
+    --------
+    >>> kb = default_kb()
+    >>> with using(kb) as active:
+    ...     default_kb() is active
+    True
+    """
+    _ACTIVE.append(kb)
+    try:
+        yield kb
+    finally:
+        _ACTIVE.remove(kb)
+
+
 def default_kb() -> KnowledgeBase:
+    """The active knowledge base (:func:`using`), else the bundled one, loaded once."""
+    return _ACTIVE[-1] if _ACTIVE else _bundled()
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled() -> KnowledgeBase:
     """The bundled knowledge base, loaded and validated once per process."""
     return KnowledgeBase()
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from accelkb.advise import GOALS, advise
 from accelkb.advise.report import FORMATS, render
+from accelkb.commands._knowledge import add_data_option
 from accelkb.errors import InputError
 
 NAME = "advise"
@@ -27,8 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="md", help="report format")
     parser.add_argument("--json", action="store_true", help="same as --format json")
     parser.add_argument("--out", help="write the report to this file (atomically)")
-    parser.add_argument("--data", action="append", default=[], metavar="FILE.ttl",
-                        help="extra Turtle (your own chip, system or model)")
+    add_data_option(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 

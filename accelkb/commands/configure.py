@@ -17,6 +17,7 @@ import json
 import sys
 from typing import Any
 
+from accelkb.commands._knowledge import add_data_option, knowledge
 from accelkb.errors import InputError
 
 NAME = "configure"
@@ -41,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "repeated or '+'-joined, e.g. precision=fp16+int8)")
     parser.add_argument("--timeout", type=float, default=60.0, help="solver time limit, s")
     parser.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    add_data_option(parser)
 
 
 def parse_constraints(items: list[str]) -> dict[str, Any]:
@@ -91,6 +93,12 @@ def _human(r: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command with the user's ``--data`` files active; returns the exit code."""
+    with knowledge(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     import pydantic
 
     from accelkb.solver.config.api import configure

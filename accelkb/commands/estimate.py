@@ -18,6 +18,7 @@ import json
 import sys
 from typing import Any
 
+from accelkb.commands._knowledge import add_data_option, knowledge
 from accelkb.errors import InputError
 
 NAME = "estimate"
@@ -39,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokens", type=float, default=None,
                         help="training: also report time and energy to train this many tokens")
     parser.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    add_data_option(parser)
 
 
 def _fmt_bytes(b: float) -> str:
@@ -73,6 +75,12 @@ def _human(data: dict[str, Any], phase: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command with the user's ``--data`` files active; returns the exit code."""
+    with knowledge(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from accelkb.perf import estimate_inference, estimate_training
 
     if args.chips is not None and args.chips < 1:

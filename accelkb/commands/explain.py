@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 
+from accelkb.commands._knowledge import add_data_option
 from accelkb.errors import InputError
 
 NAME = "explain"
@@ -31,8 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chips", type=int, default=None, help="resize the system to N chips")
     parser.add_argument("--parallel", default=None, metavar="K=V,...",
                         help="configuration to estimate instead of the default")
-    parser.add_argument("--data", action="append", default=[], metavar="EXTRA.ttl",
-                        help="extra Turtle/TriG file to load (repeatable)")
+    add_data_option(parser)
     parser.add_argument("--json", action="store_true", help="the derivation tree as JSON")
 
 

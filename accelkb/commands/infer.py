@@ -12,6 +12,8 @@ import argparse
 import json
 import sys
 
+from accelkb.commands._knowledge import add_data_option
+
 NAME = "infer"
 HELP = "estimate a workload on a system and derive its bottlenecks and candidate optimizations"
 
@@ -22,8 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chips", type=int, default=None, help="resize the system to N chips")
     parser.add_argument("--parallel", default=None, metavar="K=V,...",
                         help="configuration to estimate instead of the default")
-    parser.add_argument("--data", action="append", default=[], metavar="EXTRA.ttl",
-                        help="extra Turtle/TriG file to load (repeatable)")
+    add_data_option(parser)
     parser.add_argument("--json", action="store_true", help="the InferenceReport as JSON")
 
 

@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from accelkb.commands._knowledge import add_data_option
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.ontology.results import render_result
@@ -23,8 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--file", "-f", help="read the query from this .rq file")
     parser.add_argument("--format", choices=("table", "json", "csv"), default="table",
                         help="output format (json = SPARQL 1.1 Query Results JSON)")
-    parser.add_argument("--data", action="append", default=[], metavar="EXTRA.ttl",
-                        help="extra Turtle/TriG file to load (repeatable)")
+    add_data_option(parser)
     parser.add_argument("--store", metavar="URL",
                         help="sparql+http://host:port/...: write the knowledge to that SPARQL 1.1 "
                         "server and run the query there")

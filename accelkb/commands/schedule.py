@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from accelkb.commands._knowledge import add_data_option, knowledge
 from accelkb.errors import InputError
 from accelkb.solver.schedule.traffic import KINDS, layout_traffic, read_traffic
 
@@ -64,6 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --system: bytes per rank (--traffic-of: per chip pair; "
                              "--traffic FILE: per chunk), to report seconds")
     parser.add_argument("--json", action="store_true", help="machine-readable summary")
+    add_data_option(parser)
 
 
 def _system_topology(name: str) -> tuple[str, float, float]:
@@ -216,6 +218,12 @@ def _chunk_words(result, traffic_info: dict | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the command with the user's ``--data`` files active; returns the exit code."""
+    with knowledge(args):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     """Run the command; returns the exit code."""
     from accelkb.solver.schedule.api import schedule
     from accelkb.solver.schedule.model import Status

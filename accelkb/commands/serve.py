@@ -13,6 +13,7 @@ import signal
 import sys
 from types import FrameType
 
+from accelkb.commands._knowledge import add_data_option
 from accelkb.errors import InputError
 from accelkb.ontology.kb import DERIVATIONS, INFERRED, KnowledgeBase
 from accelkb.serve.server import ServeLimits, SparqlEndpoint, is_loopback
@@ -25,8 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=7878, help="port (default 7878; 0 = any)")
-    parser.add_argument("--data", action="append", default=[], metavar="EXTRA.ttl",
-                        help="extra Turtle/TriG file to load (repeatable)")
+    add_data_option(parser)
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="time limit of one query (default 10 s; 503 when hit)")
     parser.add_argument("--max-result-bytes", type=int, default=16 * 1024 * 1024,

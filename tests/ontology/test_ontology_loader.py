@@ -89,3 +89,50 @@ def test_query_syntax_error_is_input_error(kb: KnowledgeBase) -> None:
 def test_query_takes_bindings_not_formatting(kb: KnowledgeBase) -> None:
     rows = list(kb.query("SELECT ?c WHERE { ?c ak:shortName ?n }", {"n": "gc200"}))
     assert len(rows) == 1
+
+
+def test_docstring_examples_run() -> None:
+    import doctest
+
+    from accelkb.ontology import loader
+
+    result = doctest.testmod(loader, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "got binary data (a NUL byte at offset 8)"),
+    ("@prefix ak: <https://w3id.org/accelkb/schema#> .\n# caf\u00e9\n".encode("latin-1"),
+     "expected UTF-8 text (Turtle is always UTF-8), got byte 0xe9 at offset 54 (line 2)"),
+])
+def test_undecodable_files_exit_2_naming_the_offset(tmp_path: Path, content: bytes,
+                                                    expected: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from accelkb.cli import main
+
+    path = tmp_path / "mine.ttl"
+    path.write_bytes(content)
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and str(path) in err and "Traceback" not in err
+
+
+def test_names_are_kebab_case_and_stand_for_one_thing(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from accelkb.cli import main
+
+    path = tmp_path / "names.ttl"
+    path.write_text("""@prefix ak: <https://w3id.org/accelkb/schema#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix ex: <https://example.org/mine/> .
+ex:v a ak:Vendor ; rdfs:label "V" ; ak:shortName "ipu-pod64" .
+ex:w a ak:Vendor ; rdfs:label "W" ; ak:shortName "a b" .
+ex:x a ak:Vendor ; rdfs:label "X" ; ak:shortName "" .
+ex:y a ak:Vendor ; rdfs:label "Y" ; ak:shortName "twice" .
+ex:z a ak:Vendor ; rdfs:label "Z" ; ak:shortName "twice" .
+""", encoding="utf-8")
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "'ipu-pod64' is already the name of kb:ipu-pod64" in err  # a bundled system's name
+    assert "'twice' is already the name of ex:z" in err and "'twice' is already the name of ex:y" in err
+    assert err.count("expected one kebab-case ak:shortName") == 2  # "a b" and ""

@@ -1,0 +1,40 @@
+"""The ``--data`` option of every command that reads the knowledge base (not a command: the CLI
+skips modules whose name starts with ``_``).
+
+A command that resolves names through the performance model (``estimate``, ``configure``,
+``schedule --system``) runs inside :func:`knowledge`, so a chip, system or model defined in the
+user's files resolves there exactly as a bundled one does.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+DATA_HELP = ("your own Turtle/TriG (a chip, system or model), validated together with the "
+             "bundled knowledge, all or nothing; repeatable")
+
+
+def add_data_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--data FILE`` (repeatable) to ``parser``."""
+    parser.add_argument("--data", action="append", default=[], metavar="FILE.ttl", help=DATA_HELP)
+
+
+@contextmanager
+def knowledge(args: argparse.Namespace) -> Iterator[None]:
+    """Within the block, names resolve against the bundled knowledge plus ``args.data``.
+
+    Raises
+    ------
+    InputError
+        When a file cannot be read, parsed or validated (every violation listed).
+    """
+    if not getattr(args, "data", None):
+        yield
+        return
+    from accelkb.knowledge import KnowledgeBase
+    from accelkb.perf.from_kb import using
+
+    with using(KnowledgeBase(args.data)):
+        yield
