@@ -7,6 +7,7 @@ state: callers get a complete graph or an exception, never half of one.
 
 from __future__ import annotations
 
+import difflib
 import importlib.resources
 import re
 from collections.abc import Iterable, Sequence
@@ -16,7 +17,7 @@ from typing import Any
 
 import rdflib
 from rdflib import Graph, URIRef
-from rdflib.namespace import RDF, SH
+from rdflib.namespace import RDF, RDFS, SH
 from rdflib.plugins.parsers.notation3 import BadSyntax
 
 from accelkb.errors import InputError, ValidationError
@@ -264,7 +265,76 @@ def violations(data: Graph, shapes: Graph) -> list[Violation]:
                 message = message.replace("{?" + str(var) + "}", _short(data, term))
             found.add(_violation(data, bound.get("this"), bound.get("path"), bound.get("value"),
                                  message))
+    found.update(vocabulary_violations(data))
     return sorted(found, key=lambda v: (v.focus, v.path, v.message, v.value))
+
+
+def vocabulary_violations(data: Graph) -> list[Violation]:
+    """Uses of the ``ak:`` vocabulary that the schema does not allow.
+
+    - a term in the schema's namespace that nothing declares (``ak:tdpWatt`` for
+      ``ak:tdpWatts``: it used to validate, and the value was then ignored everywhere), with the
+      closest declared terms;
+    - a property on a subject of a type outside the property's ``rdfs:domain`` (a chip property
+      on a memory tier). Untyped nodes (provenance blank nodes) are not checked.
+
+    Examples
+    --------
+    >>> g = build_graph(bundled_schema())
+    >>> _ = g.parse(data="<urn:x> a <https://w3id.org/accelkb/schema#Chip> ; "
+    ...            "<https://w3id.org/accelkb/schema#tdpWatt> 700 .", format="turtle")
+    >>> print(vocabulary_violations(g)[0].message)
+    ak:tdpWatt is not a term of the accelkb schema; closest: ak:tdpWatts
+    """
+    declared = {s for s in data.subjects(RDF.type) if isinstance(s, URIRef)
+                and str(s).startswith(SCHEMA_NS)}
+    names = sorted(str(t)[len(SCHEMA_NS):] for t in declared)
+    supers: dict[Any, set[Any]] = {}
+    for sub, sup in data.subject_objects(RDFS.subClassOf):
+        supers.setdefault(sub, set()).add(sup)
+    domains: dict[Any, set[Any]] = {}
+    for prop, dom in data.subject_objects(RDFS.domain):
+        if str(prop).startswith(SCHEMA_NS):
+            domains.setdefault(prop, set()).add(dom)
+    kinds: dict[Any, set[Any]] = {}
+    found: list[Violation] = []
+    unknown: set[tuple[Any, Any, Any]] = set()
+    for s, p, o in data:
+        for term in (s, p, o):
+            if isinstance(term, URIRef) and str(term).startswith(SCHEMA_NS) \
+                    and term not in declared:
+                unknown.add((s, p, term))
+        if p in domains:
+            if s not in kinds:
+                kinds[s] = _with_supers(set(data.objects(s, RDF.type)), supers)
+            if kinds[s] and not kinds[s] & domains[p]:
+                found.append(_violation(data, s, p, o, _domain_message(
+                    data, p, domains[p], set(data.objects(s, RDF.type)))))
+    for s, p, term in unknown:
+        local = str(term)[len(SCHEMA_NS):]
+        close = difflib.get_close_matches(local, names, n=3, cutoff=0.6)
+        hint = ("closest: " + ", ".join(f"ak:{c}" for c in close)) if close else \
+            "see the schema (ontology/schema/accelkb.ttl) for the terms there are"
+        found.append(_violation(data, s, p, None, f"ak:{local} is not a term of the accelkb "
+                                f"schema; {hint}"))
+    return found
+
+
+def _domain_message(data: Graph, prop: Any, allowed: set[Any], kinds: set[Any]) -> str:
+    ours = sorted(_short(data, k) for k in kinds if str(k).startswith(SCHEMA_NS))
+    return (f"{_short(data, prop)} applies to {' or '.join(sorted(_short(data, d) for d in allowed))}"
+            f", not to {' / '.join(ours) or 'this kind of node'}")
+
+
+def _with_supers(classes: set[Any], supers: dict[Any, set[Any]]) -> set[Any]:
+    """``classes`` and every class above them (``rdfs:subClassOf``, transitively)."""
+    out, stack = set(classes), list(classes)
+    while stack:
+        for sup in supers.get(stack.pop(), ()):
+            if sup not in out:
+                out.add(sup)
+                stack.append(sup)
+    return out
 
 
 def _violation(data: Graph, focus: Any, path: Any, value: Any, message: str) -> Violation:

@@ -93,6 +93,7 @@ class AK(DefinedNamespace):
     PreconditionUnknown: URIRef
     PreconditionUnmet: URIRef
     Prefill: URIRef
+    PropertyClaim: URIRef
     Provenance: URIRef
     QuantityProperty: URIRef
     RATIO: URIRef

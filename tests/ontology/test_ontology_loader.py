@@ -136,3 +136,24 @@ ex:z a ak:Vendor ; rdfs:label "Z" ; ak:shortName "twice" .
     assert "'ipu-pod64' is already the name of kb:ipu-pod64" in err  # a bundled system's name
     assert "'twice' is already the name of ex:z" in err and "'twice' is already the name of ex:y" in err
     assert err.count("expected one kebab-case ak:shortName") == 2  # "a b" and ""
+
+
+def test_a_closed_vocabulary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A misspelt term (ak:tdpWatt for ak:tdpWatts) used to validate and then be ignored
+    everywhere; a chip property on a memory tier too."""
+    from accelkb.cli import main
+
+    path = tmp_path / "typos.ttl"
+    path.write_text("""@prefix ak: <https://w3id.org/accelkb/schema#> .
+@prefix kb: <https://w3id.org/accelkb/data/> .
+@prefix ex: <https://example.org/mine/> .
+kb:gc200 ak:tdpWatt 300 .
+ex:thing a ak:Chipp .
+kb:gc200-sram ak:peakFlopsBf16 1.0e15 .
+""", encoding="utf-8")
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "ak:tdpWatt is not a term of the accelkb schema; closest: ak:tdpWatts" in err
+    assert "ak:Chipp is not a term of the accelkb schema; closest: ak:Chip" in err
+    assert "ak:peakFlopsBf16 applies to ak:Chip, not to ak:MemoryTier" in err
+    assert "Traceback" not in err
