@@ -120,6 +120,7 @@ class AK(DefinedNamespace):
     Torus: URIRef
     Training: URIRef
     TransformerModel: URIRef
+    UserSupplied: URIRef
     Vendor: URIRef
     VendorDocument: URIRef
     Workload: URIRef

@@ -12,6 +12,7 @@ from accelkb.advise import GOALS, advise
 from accelkb.advise.report import FORMATS, render
 from accelkb.commands._knowledge import add_data_option
 from accelkb.errors import InputError
+from accelkb.ontology.kb import KnowledgeBase
 
 NAME = "advise"
 HELP = "explain the bottlenecks of a workload on a system and recommend checked optimizations"
@@ -19,8 +20,18 @@ HELP = "explain the bottlenecks of a workload on a system and recommend checked 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--system", required=True, help="system short name, e.g. ipu-pod64")
-    parser.add_argument("--workload", required=True,
-                        help="workload short name, e.g. gpt3-175b-training, llama2-70b-inference")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--workload",
+                      help="workload short name, e.g. gpt3-175b-training, llama2-70b-inference")
+    what.add_argument("--model", metavar="FILE.json|FILE.ttl",
+                      help="a model file instead of a workload: the JSON shapes `estimate "
+                           "--model` takes, or Turtle describing one model (needs --phase)")
+    parser.add_argument("--phase", choices=("training", "inference"),
+                        help="with --model: what the workload does")
+    parser.add_argument("--gbs", type=int, help="with --model: training global batch (sequences)")
+    parser.add_argument("--tokens", type=float, help="with --model: tokens to train")
+    parser.add_argument("--prompt-len", type=int, help="with --model: inference prompt tokens")
+    parser.add_argument("--output-len", type=int, help="with --model: inference output tokens")
     parser.add_argument("--chips", type=int, help="resize the system to N chips")
     parser.add_argument("--goal", choices=GOALS, default="time", help="what 'better' means")
     parser.add_argument("--compare", nargs="*", default=[], metavar="SYSTEM",
@@ -50,11 +61,38 @@ def write_atomically(path: str, text: str) -> None:
         raise
 
 
+def _model_workload(args: argparse.Namespace) -> tuple[KnowledgeBase, str]:
+    """The knowledge base with the model file's workload in it, and the workload's name."""
+    from accelkb.advise.model_file import model_workload
+
+    if args.phase is None:
+        raise InputError("--model FILE: expected --phase training or --phase inference")
+    for option, value in (("--gbs", args.gbs), ("--prompt-len", args.prompt_len),
+                          ("--output-len", args.output_len)):
+        if value is not None and value < 1:
+            raise InputError(f"{option}: expected a positive number, got {value}")
+    if args.tokens is not None and not 0 < args.tokens < float("inf"):
+        raise InputError(f"--tokens: expected a positive number, got {args.tokens:g}")
+    extra, text, name = model_workload(args.model, args.phase, global_batch=args.gbs,
+                                       tokens=args.tokens, prompt_len=args.prompt_len,
+                                       output_len=args.output_len)
+    with tempfile.TemporaryDirectory(prefix="accelkb-model-") as tmp:
+        generated = Path(tmp) / f"{name}.ttl"
+        generated.write_text(text, encoding="utf-8")
+        return KnowledgeBase([*args.data, *extra, str(generated)]), name
+
+
 def run(args: argparse.Namespace) -> int:
     if args.chips is not None and args.chips < 1:
         raise InputError(f"--chips: expected a positive number of chips, got {args.chips}")
     kb = None
-    if args.data:
+    workload = args.workload
+    if args.model is not None:
+        kb, workload = _model_workload(args)
+    elif args.phase or args.gbs or args.tokens or args.prompt_len or args.output_len:
+        raise InputError("--phase, --gbs, --tokens, --prompt-len and --output-len go with "
+                         "--model FILE; a --workload brings its own")
+    elif args.data:
         from accelkb.ontology.kb import KnowledgeBase
 
         kb = KnowledgeBase(args.data)
@@ -64,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         if not quiet:
             sys.stderr.write(f"accelkb advise: {msg}\n")
 
-    advice = advise(args.system, args.workload, chips=args.chips, goal=args.goal,
+    advice = advise(args.system, workload, chips=args.chips, goal=args.goal,
                     compare=args.compare, kb=kb, progress=progress)
     text = render(advice, "json" if args.json else args.format)
     if args.out:
