@@ -56,6 +56,33 @@ def find_oxigraph() -> Path:
                      f"next to {sys.executable} or on PATH")
 
 
+_DIR_PREFIX = "accelkb-oxigraph-"
+_OWNER = "owner.pid"
+
+
+def sweep_stale_directories() -> int:
+    """Remove the temporary databases of servers whose accelkb process is gone (killed with
+    ``kill -9``, where no cleanup runs); return how many. A directory is removed only when it
+    names its owner and no process with that id exists.
+    """
+    removed = 0
+    for directory in Path(tempfile.gettempdir()).glob(_DIR_PREFIX + "*"):
+        try:
+            owner = int((directory / _OWNER).read_text(encoding="ascii"))
+        except (OSError, ValueError):
+            continue  # not ours to judge: no owner recorded
+        try:
+            os.kill(owner, 0)
+            continue  # still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue  # another user's live process
+        shutil.rmtree(directory, ignore_errors=True)
+        removed += 1
+    return removed
+
+
 def free_loopback_port() -> int:
     """A TCP port on 127.0.0.1 that is free now (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -190,7 +217,9 @@ class OxigraphProcess:
         from one thread that lives as long as the engine and passes ``True``.
         """
         binary = find_oxigraph()
-        self._dir = tempfile.TemporaryDirectory(prefix="accelkb-oxigraph-")
+        sweep_stale_directories()
+        self._dir = tempfile.TemporaryDirectory(prefix=_DIR_PREFIX)
+        (Path(self._dir.name) / _OWNER).write_text(str(os.getpid()), encoding="ascii")
         location = Path(self._dir.name) / "db"
         if self._read_only and self._nquads is not None:
             source = Path(self._dir.name) / "data.nq"

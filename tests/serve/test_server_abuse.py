@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ from server_common import await_url, ensure_stopped, require_oxigraph
 
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.serve import policy
+from accelkb.serve.backend import sweep_stale_directories
 from accelkb.serve.lexer import scan
 from accelkb.serve.policy import MAX_NESTING, SERVICE_REFUSED, Refusal, check_query
 from accelkb.serve.server import ServeLimits, SparqlEndpoint
@@ -329,11 +331,14 @@ def _engines(server: int) -> dict[int, int]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_no_engine_outlives_kill_9_of_the_server(tmp_path: Path) -> None:
+def test_no_engine_outlives_kill_9_of_the_server(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     require_oxigraph()
     command = [sys.executable, "-m", "accelkb.cli", "serve", "--port", "0", "--timeout", "1"]
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            env=dict(os.environ), text=True, cwd=tmp_path)
+                            env={**os.environ, "TMPDIR": str(scratch)}, text=True, cwd=tmp_path)
     try:
         url = urlsplit(await_url(proc, deadline=time.monotonic() + 120))
         first = _engines(proc.pid)
@@ -357,6 +362,12 @@ def test_no_engine_outlives_kill_9_of_the_server(tmp_path: Path) -> None:
             _assert_gone(pid, orphan=True)  # the replacement too
         for port in ports:
             assert _closed(port), f"an engine still listens on 127.0.0.1:{port}"
+        # kill -9 left the engines' databases behind; the next server start removes them
+        left = sorted(p.name for p in scratch.glob("accelkb-oxigraph-*"))
+        assert left
+        monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+        assert sweep_stale_directories() == len(left)
+        assert not list(scratch.glob("accelkb-oxigraph-*"))
     finally:
         ensure_stopped(proc)
 
