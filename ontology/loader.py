@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.resources
+import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,10 @@ from rdflib.namespace import RDF, RDFS, SH
 from rdflib.plugins.parsers.notation3 import BadSyntax
 
 from accelkb.errors import InputError, ValidationError
+
+# rdflib logs a traceback for every literal it cannot convert; ill_typed() reports them instead.
+logging.getLogger("rdflib.term").addFilter(
+    lambda record: "Failed to convert Literal lexical form" not in record.getMessage())
 
 SCHEMA_NS = "https://w3id.org/accelkb/schema#"
 DATA_NS = "https://w3id.org/accelkb/data/"
@@ -241,6 +246,9 @@ def violations(data: Graph, shapes: Graph) -> list[Violation]:
     """
     import pyshacl  # imported here: it is slow to import and only validation needs it
 
+    ill = ill_typed(data)
+    if ill:  # the shapes compare and multiply numbers: they cannot run on these
+        return ill
     core, sparql = _split_shapes(shapes)
     conforms, report, _ = pyshacl.validate(
         data, shacl_graph=core, inference="none", advanced=True, allow_warnings=True,
@@ -266,6 +274,22 @@ def violations(data: Graph, shapes: Graph) -> list[Violation]:
             found.add(_violation(data, bound.get("this"), bound.get("path"), bound.get("value"),
                                  message))
     found.update(vocabulary_violations(data))
+    return sorted(found, key=lambda v: (v.focus, v.path, v.message, v.value))
+
+
+def ill_typed(data: Graph) -> list[Violation]:
+    """Literals whose text is not of their datatype (``"eight"^^xsd:integer``), sorted.
+
+    Examples
+    --------
+    >>> g = Graph()
+    >>> _ = g.parse(data='<urn:x> <urn:n> "eight"^^<http://www.w3.org/2001/XMLSchema#integer> .',
+    ...             format="turtle")
+    >>> print(ill_typed(g)[0].message)
+    'eight' is not a valid xsd:integer
+    """
+    found = [_violation(data, s, p, o, f"{str(o)!r} is not a valid {_short(data, o.datatype)}")
+             for s, p, o in data if isinstance(o, rdflib.Literal) and o.ill_typed]
     return sorted(found, key=lambda v: (v.focus, v.path, v.message, v.value))
 
 

@@ -157,3 +157,17 @@ kb:gc200-sram ak:peakFlopsBf16 1.0e15 .
     assert "ak:Chipp is not a term of the accelkb schema; closest: ak:Chip" in err
     assert "ak:peakFlopsBf16 applies to ak:Chip, not to ak:MemoryTier" in err
     assert "Traceback" not in err
+
+
+def test_an_ill_typed_number_is_a_violation_not_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from accelkb.cli import main
+
+    path = tmp_path / "eight.ttl"
+    path.write_text('@prefix ak: <https://w3id.org/accelkb/schema#> .\n'
+                    '@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n'
+                    '<https://w3id.org/accelkb/data/dgx-a100> ak:chipCount "eight"^^xsd:integer .\n',
+                    encoding="utf-8")
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "'eight' is not a valid xsd:integer" in err and "Traceback" not in err
