@@ -1,7 +1,8 @@
 """The ``accelkb`` command line.
 
-Exit codes: 0 ok, 1 the answer is negative (e.g. infeasible), 2 bad input. A user mistake never
-shows a traceback: every :class:`~accelkb.errors.InputError` becomes one clear message on stderr.
+Exit codes: 0 ok, 1 the answer is negative (e.g. infeasible), 2 bad input, 70 an internal error
+(a bug: one line saying so, the traceback only with ``--debug``). A user mistake never shows a
+traceback: every :class:`~accelkb.errors.InputError` becomes one clear message on stderr.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from accelkb.errors import InputError
 EXIT_OK = 0
 EXIT_NEGATIVE = 1
 EXIT_BAD_INPUT = 2
+#: An unexpected exception: never 1, which means "the answer is negative" (EX_SOFTWARE).
+EXIT_INTERNAL = 70
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,6 +44,8 @@ def _command_modules() -> list[ModuleType]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="accelkb", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--debug", action="store_true",
+                        help="on an internal error, print the traceback too")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for mod in _command_modules():
@@ -70,6 +75,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("accelkb: interrupted\n")
         return 130
+    except (RecursionError, MemoryError) as exc:
+        sys.stderr.write(f"accelkb {args.command}: error: the input is too large or too deeply "
+                         f"nested to process ({type(exc).__name__})\n")
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: a bug, said as one
+        if args.debug:
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(f"accelkb {args.command}: internal error: {type(exc).__name__}: {exc}\n"
+                         "  this is a bug in accelkb, not in your input; please report it with "
+                         "the command line (--debug prints the traceback)\n")
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

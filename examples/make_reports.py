@@ -12,7 +12,7 @@ from pathlib import Path
 
 from accelkb.advise import advise
 from accelkb.advise.report import render
-from accelkb.commands.advise import write_atomically
+from accelkb.commands._output import write_atomically
 
 HERE = Path(__file__).resolve().parent
 

@@ -156,7 +156,20 @@ def _kb() -> Any:
                          "names, got none installed; pass an explicit spec or JSON file") from None
 
 
-def _config(cls: type[pydantic.BaseModel], parallel: Any) -> Any:
+def config(cls: type[pydantic.BaseModel], parallel: Any) -> Any:
+    """``parallel`` (a config, a dict or ``"key=value,..."``) as a validated ``cls``.
+
+    Raises
+    ------
+    InputError
+        For an unknown key or an invalid value, in the user's words.
+
+    Examples
+    --------
+    >>> from accelkb.perf.training import TrainingConfig
+    >>> config(TrainingConfig, "tp=2,pp=4").pp
+    4
+    """
     if isinstance(parallel, cls):
         return parallel
     data = parse_parallel(parallel) if isinstance(parallel, str) else dict(parallel or {})
@@ -195,7 +208,7 @@ def estimate_training(
     """
     m = resolve_model(model)
     s = resolve_system(system, chips)
-    cfg = _config(TrainingConfig, parallel)
+    cfg = config(TrainingConfig, parallel)
     if train_tokens is not None and train_tokens <= 0:
         raise InputError(f"expected a positive number of tokens to train, got {train_tokens}")
     return training.estimate(m, s, cfg, calibration or load_calibration(), train_tokens)
@@ -220,5 +233,5 @@ def estimate_inference(
     """
     m = resolve_model(model)
     s = resolve_system(system, chips)
-    cfg = _config(InferenceConfig, parallel)
+    cfg = config(InferenceConfig, parallel)
     return inference.estimate(m, s, cfg, calibration or load_calibration())

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from accelkb.errors import InputError
 
-from .api import _config, estimate_inference, estimate_training, resolve_model, resolve_system
+from .api import config, estimate_inference, estimate_training, resolve_model, resolve_system
 from .calibration import Calibration
 from .inference import InferenceConfig, InferenceEstimate
 from .specs import ModelSpec, SystemSpec
@@ -102,8 +102,8 @@ def compare_before_after(
     m = resolve_model(model)
     s = resolve_system(system, chips)
     cls = TrainingConfig if kind == "training" else InferenceConfig
-    base_cfg = _config(cls, parallel)
-    new_cfg = _config(cls, {**base_cfg.model_dump(), **_config_changes(cand.changes)})
+    base_cfg = config(cls, parallel)
+    new_cfg = config(cls, {**base_cfg.model_dump(), **_config_changes(cand.changes)})
     s2 = s if cand.system is None else resolve_system(cand.system)
     if cand.chips is not None:
         s2 = s2.with_chips(cand.chips)

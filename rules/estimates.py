@@ -33,7 +33,8 @@ from accelkb.errors import InputError
 from accelkb.ontology import loader
 from accelkb.ontology.kb import ESTIMATES, KnowledgeBase
 from accelkb.ontology.namespace import AK
-from accelkb.perf import estimate_inference, estimate_training
+from accelkb.perf import InferenceConfig, TrainingConfig, estimate_inference, estimate_training
+from accelkb.perf.api import config
 from accelkb.perf.compute import peak_for
 from accelkb.perf.from_kb import chip_spec_of, model_spec, system_spec
 from accelkb.perf.memory import kv_cache_bytes
@@ -227,6 +228,7 @@ def _training(kb: KnowledgeBase, workload: URIRef, model: ModelSpec, spec: Syste
     if parallel:
         cfg: dict[str, Any] = {"global_batch": gbs, "precision": "bf16" if prec == "bf16"
                                else "fp16"} | _parse(parallel)
+        config(TrainingConfig, cfg)  # invalid values (tp=0) are bad input, said as such
     elif tp * pp == 1:
         cfg = {"dp": dp, "zero": 1, "micro_batch": 1, "global_batch": gbs}
     else:
@@ -301,6 +303,7 @@ def _inference(kb: KnowledgeBase, workload: URIRef, model: ModelSpec, spec: Syst
                            "output_len": out, "precision": prec}
     if parallel:
         cfg |= _parse(parallel)
+        config(InferenceConfig, cfg)
     tp, pp = int(cfg["tp"]), int(cfg["pp"])
     q["_config"] = Quantity(value=0, formula=",".join(f"{k}={v}" for k, v in sorted(cfg.items())),
                             ref="", inputs={})

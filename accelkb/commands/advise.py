@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 from accelkb.advise import GOALS, advise
 from accelkb.advise.report import FORMATS, render
 from accelkb.commands._knowledge import add_data_option
+from accelkb.commands._output import write_atomically
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
 
@@ -43,24 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write to a temporary file beside ``path`` and rename it: never a half-written report."""
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(f"--out {path}: expected a file path, got a directory")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise InputError(f"--out {path}: directory {parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _model_workload(args: argparse.Namespace) -> tuple[KnowledgeBase, str]:
     """The knowledge base with the model file's workload in it, and the workload's name."""
     from accelkb.advise.model_file import model_workload
@@ -79,6 +61,7 @@ def _model_workload(args: argparse.Namespace) -> tuple[KnowledgeBase, str]:
     with tempfile.TemporaryDirectory(prefix="accelkb-model-") as tmp:
         generated = Path(tmp) / f"{name}.ttl"
         generated.write_text(text, encoding="utf-8")
+        extra = [e for e in extra if e not in args.data]  # the same file once
         return KnowledgeBase([*args.data, *extra, str(generated)]), name
 
 

@@ -21,6 +21,11 @@ from accelkb.commands._knowledge import add_data_option, knowledge
 from accelkb.errors import InputError
 
 NAME = "configure"
+_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
+#: Request fields as the user typed them, for error messages.
+_OPTIONS = {"timeout_s": "--timeout", "chips": "--chips", "global_batch": "--gbs",
+            "model": "--model", "system": "--system", "phase": "--phase",
+            "objective": "--objective", "constraints": "--constraint"}
 HELP = "find the best parallel configuration of a model on a system (Z3), or explain why none"
 
 _KEYS = {"max_chips": int, "max_tp": int, "sram_only": bool, "time_budget_s": float,
@@ -63,6 +68,10 @@ def parse_constraints(items: list[str]) -> dict[str, Any]:
         kind = _KEYS[key]
         try:
             if key == "precision":
+                for p in value.split("+"):
+                    if p not in _PRECISIONS:
+                        raise InputError(f"--constraint precision={value}: expected precisions "
+                                         f"among {', '.join(_PRECISIONS)}, got '{p}'")
                 out["precisions"] = tuple(out.get("precisions", ())) + tuple(value.split("+"))
             elif kind is bool:
                 out[key] = value.strip().lower() in ("1", "true", "yes", "on")
@@ -110,7 +119,8 @@ def _run(args: argparse.Namespace) -> int:
                             constraints=UserConstraints(**parse_constraints(args.constraint)),
                             timeout_s=args.timeout)
     except pydantic.ValidationError as exc:
-        msgs = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        msgs = "; ".join(f"{_OPTIONS.get(str(e['loc'][0]), '.'.join(map(str, e['loc'])))}: "
+                         f"{e['msg']} (got {e.get('input')!r})" for e in exc.errors())
         raise InputError(f"invalid configure request: {msgs}") from None
     result = configure(req)
     if args.json:

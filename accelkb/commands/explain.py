@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("expected both --workload and --system (or neither), got one")
     if not args.iri and not args.workload:
         raise InputError("expected an IRI or --workload and --system, got neither")
+    if args.chips is not None and args.chips < 1:
+        raise InputError(f"--chips: expected a positive number of chips, got {args.chips}")
     kb = KnowledgeBase(args.data)
     iris = [args.iri] if args.iri else []
     if args.workload:

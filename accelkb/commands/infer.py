@@ -13,6 +13,7 @@ import json
 import sys
 
 from accelkb.commands._knowledge import add_data_option
+from accelkb.errors import InputError
 
 NAME = "infer"
 HELP = "estimate a workload on a system and derive its bottlenecks and candidate optimizations"
@@ -32,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
     from accelkb.ontology.kb import KnowledgeBase
     from accelkb.rules import infer
 
+    if args.chips is not None and args.chips < 1:
+        raise InputError(f"--chips: expected a positive number of chips, got {args.chips}")
     kb = KnowledgeBase(args.data)
     report = infer(kb, args.workload, args.system, args.chips, parallel=args.parallel)
     if args.json:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from accelkb.commands._knowledge import add_data_option, knowledge
+from accelkb.commands._output import write_atomically
 from accelkb.errors import InputError
 from accelkb.solver.schedule.traffic import KINDS, layout_traffic, read_traffic
 
@@ -103,22 +102,6 @@ def _system_scope(name: str) -> dict | None:
     return {"level": level, "chips": chips, "system_chips": system_chips,
             "note": f"one {level} ({chips} of the {system_chips} chips of {name}); the level "
                     f"joining the {level}s has no chip-level topology to schedule"}
-
-
-def _write_atomic(path: str, text: str) -> None:
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError(f"expected an existing directory for --out, got {str(directory)!r}")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _configured_layout(path: str) -> dict:
@@ -277,10 +260,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.dynamic and result.makespan_steps is not None:
         summary["dynamic"] = _dynamic(topo, result, demand, chunks, root)
     if args.out and result.makespan_steps is not None:
-        _write_atomic(args.out, json.dumps(result.schedule_file()) + "\n")
+        write_atomically(args.out, json.dumps(result.schedule_file()) + "\n")
     if args.figure and result.makespan_steps is not None:
         from accelkb.solver.schedule.figure import heatmap_svg
-        _write_atomic(args.figure, heatmap_svg(result))
+        write_atomically(args.figure, heatmap_svg(result), option="--figure")
     if args.json:
         sys.stdout.write(json.dumps(summary, sort_keys=True) + "\n")
     else:

@@ -43,8 +43,8 @@ class UserConstraints(_Frozen):
                                         "limit; inference: per-token decode latency limit, s")
     min_tokens_per_s: float | None = Field(default=None, gt=0, description="throughput target, "
                                            "tokens/s over all chips used")
-    precisions: tuple[str, ...] | None = Field(default=None, description="allowed precisions "
-                                               "(None: the chip's 16-bit format)")
+    precisions: tuple[Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8"], ...] | None = Field(
+        default=None, description="allowed precisions (None: the chip's 16-bit format)")
 
 
 class ConfigRequest(_Frozen):
@@ -67,7 +67,8 @@ class ConfigRequest(_Frozen):
                                  "throughput (tokens/s), energy (J/token) or chips (fewest)")
     constraints: UserConstraints = Field(default_factory=UserConstraints,
                                          description="the user's limits")
-    timeout_s: float = Field(default=60.0, gt=0, description="solver time limit, s")
+    timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False,
+                             description="solver time limit, s")
 
 
 class Layout(_Frozen):
