@@ -16,13 +16,13 @@ Examples
 from __future__ import annotations
 
 import importlib
-import json
 from pathlib import Path
 from typing import Any
 
 import pydantic
 
 from accelkb.errors import InputError
+from accelkb.jsonio import strict_json
 
 from . import inference, training
 from .calibration import Calibration, load_calibration
@@ -93,8 +93,8 @@ def _pydantic_message(exc: pydantic.ValidationError) -> str:
 
 def _load_json(path: Path, what: str) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        data = strict_json(path.read_text("utf-8"), str(path), f"a readable JSON {what} file")
+    except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"expected a readable JSON {what} file, got {path}: {exc}") from None
     if not isinstance(data, dict):
         raise InputError(f"expected a JSON object in {path}, got {type(data).__name__}")

@@ -13,12 +13,12 @@ solver found nothing in time, 2 for bad input.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from accelkb.commands._knowledge import add_data_option, knowledge
 from accelkb.errors import InputError
+from accelkb.jsonio import dumps_strict
 
 NAME = "configure"
 _PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
@@ -124,7 +124,7 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError(f"invalid configure request: {msgs}") from None
     result = configure(req)
     if args.json:
-        sys.stdout.write(json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True)
+        sys.stdout.write(dumps_strict(result.model_dump(mode="json"), indent=2, sort_keys=True)
                          + "\n")
     else:
         sys.stdout.write(_human(result))

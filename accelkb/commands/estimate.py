@@ -14,12 +14,12 @@ from (accelkb.perf.scheduled); the output lists each collective with its source.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from accelkb.commands._knowledge import add_data_option, knowledge
 from accelkb.errors import InputError
+from accelkb.jsonio import dumps_strict
 
 NAME = "estimate"
 HELP = "estimate training step time or inference latency/throughput of a model on a system"
@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace) -> int:
         est = estimate_inference(args.model, args.system, args.parallel, chips=args.chips)
     data = est.model_dump(mode="json")
     if args.json:
-        sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(dumps_strict(data, indent=2, sort_keys=True) + "\n")
     else:
         sys.stdout.write(_human(data, args.phase))
     return 0

@@ -14,11 +14,11 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from accelkb.commands._knowledge import add_data_option
 from accelkb.errors import InputError
+from accelkb.jsonio import dumps_strict
 
 NAME = "explain"
 HELP = "explain a derived finding or candidate down to asserted facts and their sources"
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     trees = [explain(kb, iri) for iri in iris]
     if args.json:
         data = [t.model_dump(mode="json") for t in trees]
-        sys.stdout.write(json.dumps(data if len(data) != 1 else data[0], indent=2,
+        sys.stdout.write(dumps_strict(data if len(data) != 1 else data[0], indent=2,
                                     sort_keys=True) + "\n")
     else:
         if not trees:

@@ -9,11 +9,11 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from accelkb.commands._knowledge import add_data_option
 from accelkb.errors import InputError
+from accelkb.jsonio import dumps_strict
 
 NAME = "infer"
 HELP = "estimate a workload on a system and derive its bottlenecks and candidate optimizations"
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     kb = KnowledgeBase(args.data)
     report = infer(kb, args.workload, args.system, args.chips, parallel=args.parallel)
     if args.json:
-        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True)
+        sys.stdout.write(dumps_strict(report.model_dump(mode="json"), indent=2, sort_keys=True)
                          + "\n")
         return 0
     lines = [f"{report.workload} on {report.system}: {report.chips} chips, "

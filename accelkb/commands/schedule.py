@@ -7,7 +7,6 @@ Exit codes: 0 OPTIMAL or FEASIBLE, 1 UNSATISFIABLE (or no schedule within the ti
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from accelkb.commands._knowledge import add_data_option, knowledge
 from accelkb.commands._output import write_atomically
 from accelkb.errors import InputError
+from accelkb.jsonio import dumps_strict, strict_json
 from accelkb.solver.schedule.traffic import KINDS, layout_traffic, read_traffic
 
 NAME = "schedule"
@@ -107,8 +107,9 @@ def _system_scope(name: str) -> dict | None:
 def _configured_layout(path: str) -> dict:
     """The best layout of an ``accelkb configure --json`` result file."""
     try:
-        data = json.loads(Path(path).read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = strict_json(Path(path).read_text("utf-8"), path,
+                           "a readable JSON result of 'accelkb configure --json' for --traffic-of")
+    except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"expected a readable JSON result of 'accelkb configure --json' for "
                          f"--traffic-of, got {path!r}: {exc}") from None
     best = data.get("best") if isinstance(data, dict) else None
@@ -223,8 +224,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.root is not None and args.collective != "broadcast":
         raise InputError(f"expected --root only with --collective broadcast, got --collective "
                          f"{args.collective}")
-    if args.time_limit <= 0:
+    if not 0 < args.time_limit < float("inf"):  # NaN fails both comparisons
         raise InputError(f"expected --time-limit > 0 seconds, got {args.time_limit}")
+    if args.message_bytes is not None and not 0 < args.message_bytes < float("inf"):
+        raise InputError(f"expected --message-bytes > 0, got {args.message_bytes}")
     bandwidth = latency = None
     scope = None
     if args.system:
@@ -260,12 +263,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.dynamic and result.makespan_steps is not None:
         summary["dynamic"] = _dynamic(topo, result, demand, chunks, root)
     if args.out and result.makespan_steps is not None:
-        write_atomically(args.out, json.dumps(result.schedule_file()) + "\n")
+        write_atomically(args.out, dumps_strict(result.schedule_file()) + "\n")
     if args.figure and result.makespan_steps is not None:
         from accelkb.solver.schedule.figure import heatmap_svg
         write_atomically(args.figure, heatmap_svg(result), option="--figure")
     if args.json:
-        sys.stdout.write(json.dumps(summary, sort_keys=True) + "\n")
+        sys.stdout.write(dumps_strict(summary, sort_keys=True) + "\n")
     else:
         gap = "" if result.gap is None else f" (gap {result.gap:.1%})"
         sys.stdout.write(

@@ -44,7 +44,7 @@ Examples
 from __future__ import annotations
 
 import itertools
-import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,6 +54,7 @@ from pathlib import Path
 import networkx as nx
 
 from accelkb.errors import InputError
+from accelkb.jsonio import strict_json
 
 GRAMMAR_HINT = (
     "ring:N, torus:AxB, torus:AxBxC, full:N, hypercube:D, switch:N, "
@@ -256,6 +257,21 @@ def switch(n: int, ports: int = 1) -> Topology:
     return _check(Topology(f"switch:{n}", n + 1, links, (), n))
 
 
+#: Largest networks built at all (the schedule solver itself stops at 1,200 chips, the dynamic
+#: simulator at 400,000 messages): a spec past these is refused before anything is allocated.
+MAX_BUILT_CHIPS = 65_536
+MAX_BUILT_LINKS = 4_000_000
+
+
+def _size(spec: str, chips: int, links: int) -> None:
+    """Refuse, before building, a network too large to build (``ring:100000000`` exhausted
+    the machine's memory before any size check ran)."""
+    if chips > MAX_BUILT_CHIPS or links > MAX_BUILT_LINKS:
+        raise InputError(f"expected a network of at most {MAX_BUILT_CHIPS:,} chips and "
+                         f"{MAX_BUILT_LINKS:,} directed links, got {chips:,} chips and "
+                         f"{links:,} links, in {spec!r}")
+
+
 def _int(text: str, spec: str, what: str) -> int:
     if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) < 1:
         raise InputError(f"expected a positive integer for {what}, got {text!r}, in topology "
@@ -284,16 +300,20 @@ def parse_topology(spec: str) -> Topology:
         n = _int(params, spec, "N")
         if n < 2:
             raise InputError(f"expected ring size >= 2, got {n}, in {spec!r}")
+        _size(spec, n, 2 * n)
         return ring(n)
     if kind == "torus":
         dims = tuple(_int(p, spec, "dimension") for p in re.split(r"[x:]", params))
         if not 1 <= len(dims) <= 3:
             raise InputError(f"expected 1 to 3 torus dimensions, got {len(dims)}, in {spec!r}")
+        n = math.prod(dims)
+        _size(spec, n, 2 * len(dims) * n)
         return torus(dims)
     if kind in ("full", "fc"):
         n = _int(params, spec, "N")
         if n < 2:
             raise InputError(f"expected at least 2 chips, got {n}, in {spec!r}")
+        _size(spec, n, n * (n - 1))
         return full(n)
     if kind == "hypercube":
         d = _int(params, spec, "D")
@@ -304,14 +324,18 @@ def parse_topology(spec: str) -> Topology:
         n = _int(params, spec, "N")
         if n < 2:
             raise InputError(f"expected at least 2 chips on a switch, got {n}, in {spec!r}")
+        _size(spec, n, 2 * n)
         return switch(n)
     if kind == "groq":  # file alias: groq:N == dragonfly:nodes=N
-        return dragonfly(_int(params, spec, "nodes"))
+        nodes = _int(params, spec, "nodes")
+        _size(spec, 8 * nodes, 8 * nodes * 12)
+        return dragonfly(nodes)
     if kind == "groq2l":  # file alias: groq2l:TOTAL_NODES:NODES_PER_RACK:LOCAL
         parts = [_int(p, spec, "groq2l field") for p in params.split(":")]
         if len(parts) != 3 or parts[0] % parts[1]:
             raise InputError(f"expected groq2l:TOTAL:PER_RACK:LOCAL with PER_RACK dividing TOTAL,"
                              f" got {spec!r}")
+        _size(spec, 8 * parts[0], 8 * parts[0] * 12)
         return dragonfly(parts[1], racks=parts[0] // parts[1], local=parts[2])
     if kind == "dragonfly":
         allowed = {"nodes", "chips", "ports", "racks", "local", "groups"}
@@ -325,6 +349,8 @@ def parse_topology(spec: str) -> Topology:
             kw["nodes" if key == "groups" else key] = _int(val, spec, key)
         if "nodes" not in kw:
             raise InputError(f"expected dragonfly:nodes=N[,...], got no nodes=, in {spec!r}")
+        chips = kw["nodes"] * kw.get("chips", 8) * kw.get("racks", 1)
+        _size(spec, chips, chips * (kw.get("chips", 8) + kw.get("ports", 4)))
         return dragonfly(**kw)
     raise InputError(f"expected a topology kind among ring, torus, full, hypercube, switch, "
                      f"dragonfly, "
@@ -344,7 +370,7 @@ def load_topology_file(path: str | Path) -> Topology:
     """
     p = Path(path)
     try:
-        data = json.loads(p.read_text())
+        data = strict_json(p.read_text(encoding="utf-8"), str(p), "a node-link JSON topology file")
     except FileNotFoundError:
         raise InputError(f"expected an existing topology file, got {str(p)!r} (not found)") \
             from None
@@ -358,12 +384,19 @@ def load_topology_file(path: str | Path) -> Topology:
     edges = data.get("edges", data.get("links"))
     if not isinstance(edges, list):
         raise InputError(f"expected an 'edges' list, got {type(edges).__name__}, in {str(p)!r}")
+    if not isinstance(data["nodes"], list):
+        raise InputError(f"expected a 'nodes' list, got {type(data['nodes']).__name__}, "
+                         f"in {str(p)!r}")
+    _size(str(p), len(data["nodes"]), len(edges) * 2)
     try:
         ids = [nd["id"] for nd in data["nodes"]]
         index = {x: i for i, x in enumerate(ids)}
         links: dict[tuple[int, int], int] = {}
         for e in edges:
-            u, v, m = index[e["source"]], index[e["target"]], int(e.get("links", 1))
+            m = e.get("links", 1)
+            if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= 1024:
+                raise ValueError(f"links {m!r}: expected a whole number from 1 to 1024")
+            u, v = index[e["source"]], index[e["target"]]
             links[(u, v)] = links.get((u, v), 0) + m
             if not data.get("directed", True):
                 links[(v, u)] = links.get((v, u), 0) + m
@@ -371,6 +404,9 @@ def load_topology_file(path: str | Path) -> Topology:
         raise InputError(f"expected edges with 'source', 'target' among the node ids and an "
                          f"integer 'links', got a bad edge ({exc!r}), in {str(p)!r}") from None
     graph = data.get("graph") or {}
+    if not isinstance(graph, dict):
+        raise InputError(f"expected 'graph' to be an object (name, spec), got "
+                         f"{type(graph).__name__}, in {str(p)!r}")
     name = str(graph.get("name") or p.stem)
     groups: tuple = ()
     spec = graph.get("spec")

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from accelkb.errors import InputError
+from accelkb.jsonio import strict_json
 
 KINDS = ("tensor", "pipeline", "data", "all")
 
@@ -87,9 +88,17 @@ def layout_traffic(tp: int, pp: int, dp: int, kind: str, chunks: int = 1) -> Dem
     return [(a, b, k) for (a, b), k in sorted(pairs.items())]
 
 
+#: Most chunks one traffic entry may ask for: the schedule holds every chunk, and the solver
+#: stops long before (a 576-chip all-to-all is 331,200 chunks).
+MAX_CHUNKS_PER_ENTRY = 1_000_000
+
+
 def _count(value: Any, where: str, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InputError(f"expected {what} as an integer >= 0 at {where}, got {value!r}")
+    if value > MAX_CHUNKS_PER_ENTRY:
+        raise InputError(f"expected {what} of at most {MAX_CHUNKS_PER_ENTRY:,} at {where}, "
+                         f"got {value:,}")
     return value
 
 
@@ -159,8 +168,8 @@ def read_traffic(path: str | Path) -> Demand:
     """
     p = Path(path)
     try:
-        data = json.loads(p.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = strict_json(p.read_text("utf-8"), str(p), "a readable JSON traffic file")
+    except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"expected a readable JSON traffic file, got {str(p)!r}: {exc}") from None
     return parse_traffic(data, where=str(p))
 

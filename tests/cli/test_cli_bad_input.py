@@ -75,3 +75,64 @@ def test_out_files_keep_the_umask_or_the_existing_mode(tmp_path: Path,
         os.umask(old)
     capsys.readouterr()
     assert [p.name for p in tmp_path.iterdir()] == ["schedule.json"]  # no temporary file left
+
+
+@pytest.mark.parametrize("spec", ["ring:100000000", "torus:3000x3000", "torus:1000x1000x1000",
+                                  "switch:10000000", "dragonfly:nodes=9,chips=100000", "full:5000"])
+def test_huge_topologies_are_refused_before_they_are_built(spec: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    started = time.monotonic()
+    assert main(["schedule", "--topology", spec, "--collective", "allgather"]) == 2
+    assert "expected a network of at most 65,536 chips" in capsys.readouterr().err
+    assert time.monotonic() - started < 5  # nothing was allocated
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('{"nodes": [{"id": 0}, {"id": 1}], "edges": [{"source": 0, "target": 1, "links": Infinity}]}',
+     "expected JSON numbers, got Infinity"),
+    ('{"nodes": [{"id": 0}, {"id": 1}], "edges": [{"source": 0, "target": 1, "links": '
+     + "9" * 5000 + "}]}", "expected an integer of at most 30 digits, got one of 5000"),
+    ('{"nodes": [{"id": 0}, {"id": 1}], "edges": [{"source": 0, "target": 1, "links": 1.5}]}',
+     "expected a whole number from 1 to 1024"),
+    ('{"nodes": [{"id": 0}, {"id": 1}], "edges": [{"source": 0, "target": 1, "links": true}]}',
+     "expected a whole number from 1 to 1024"),
+    ('{"nodes": [{"id": 0}, {"id": 1}], "edges": [{"source": 0, "target": 1}], "graph": ["x"]}',
+     "expected 'graph' to be an object"),
+    ("[" * 100000 + "]" * 100000, "nested too deep to read"),
+])
+def test_bad_topology_files_exit_2(content: str, message: str, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "topology.json"
+    path.write_text(content, encoding="utf-8")
+    assert main(["schedule", "--topology-file", str(path), "--collective", "allgather"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--time-limit", "nan"], "expected --time-limit > 0 seconds, got nan"),
+    (["--time-limit", "inf"], "expected --time-limit > 0 seconds, got inf"),
+    (["--message-bytes", "nan", "--json"], "expected --message-bytes > 0, got nan"),
+])
+def test_non_finite_numbers_exit_2(extra: list[str], message: str,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schedule", "--topology", "ring:4", "--collective", "allgather", *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_traffic_entry_too_large_to_hold_exits_2(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "traffic.json"
+    path.write_text('{"traffic": [[0, 1, 1000000000000]]}', encoding="utf-8")
+    assert main(["schedule", "--topology", "ring:4", "--collective", "traffic", "--traffic",
+                 str(path)]) == 2
+    assert "expected chunks of at most 1,000,000" in capsys.readouterr().err
+
+
+def test_jsonio_doctests() -> None:
+    import doctest
+
+    from accelkb import jsonio
+
+    result = doctest.testmod(jsonio, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
