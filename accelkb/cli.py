@@ -1,7 +1,8 @@
 """The ``accelkb`` command line.
 
-Exit codes: 0 ok, 1 the answer is negative (e.g. infeasible), 2 bad input, 70 an internal error
-(a bug: one line saying so, the traceback only with ``--debug``). A user mistake never shows a
+Exit codes: 0 ok, 1 the answer is negative (e.g. infeasible), 2 bad input, 3 no answer within
+the time limit (UNKNOWN: a timeout is never "infeasible"), 70 an internal error (a bug: one
+line saying so, the traceback only with ``--debug``). A user mistake never shows a
 traceback: every :class:`~accelkb.errors.InputError` becomes one clear message on stderr.
 """
 
@@ -15,13 +16,14 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from accelkb import commands
-from accelkb.errors import InputError
-
-EXIT_OK = 0
-EXIT_NEGATIVE = 1
-EXIT_BAD_INPUT = 2
-#: An unexpected exception: never 1, which means "the answer is negative" (EX_SOFTWARE).
-EXIT_INTERNAL = 70
+from accelkb.errors import (  # noqa: F401 (re-exported: the CLI's exit codes)
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_NEGATIVE,
+    EXIT_NO_ANSWER,
+    EXIT_OK,
+    InputError,
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -10,6 +10,15 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+#: Exit codes of the command line, one meaning each.
+EXIT_OK = 0
+EXIT_NEGATIVE = 1
+EXIT_BAD_INPUT = 2
+#: No answer within the time limit (UNKNOWN), which is neither a yes nor a no.
+EXIT_NO_ANSWER = 3
+#: An unexpected exception: never 1, which means "the answer is negative" (EX_SOFTWARE).
+EXIT_INTERNAL = 70
+
 
 class AccelkbError(Exception):
     """Base class of every exception accelkb raises on purpose."""

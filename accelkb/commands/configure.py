@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from accelkb.commands._knowledge import add_data_option, knowledge
-from accelkb.errors import InputError
+from accelkb.errors import EXIT_BAD_INPUT, EXIT_NEGATIVE, EXIT_NO_ANSWER, EXIT_OK, InputError
 from accelkb.jsonio import dumps_strict
 
 NAME = "configure"
@@ -128,6 +128,8 @@ def _run(args: argparse.Namespace) -> int:
                          + "\n")
     else:
         sys.stdout.write(_human(result))
-    if result.status == Status.ERROR:
-        return 2
-    return 0 if result.status in (Status.OPTIMAL, Status.FEASIBLE) else 1
+    if result.status == Status.ERROR:  # the knowledge base lacks what the request needs
+        return EXIT_BAD_INPUT
+    if result.status == Status.UNKNOWN:  # no answer within --timeout: neither a yes nor a no
+        return EXIT_NO_ANSWER
+    return EXIT_OK if result.status in (Status.OPTIMAL, Status.FEASIBLE) else EXIT_NEGATIVE

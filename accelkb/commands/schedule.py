@@ -1,7 +1,7 @@
 """``accelkb schedule``: synthesize a collision-free collective schedule and prove its quality.
 
-Exit codes: 0 OPTIMAL or FEASIBLE, 1 UNSATISFIABLE (or no schedule within the time limit),
-2 bad input.
+Exit codes: 0 OPTIMAL or FEASIBLE, 1 UNSATISFIABLE, 2 bad input, 3 no schedule within the time
+limit (UNKNOWN), 70 a schedule that failed the independent check (ERROR: a bug).
 """
 
 from __future__ import annotations
@@ -9,13 +9,22 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accelkb.commands._knowledge import add_data_option, knowledge
 from accelkb.commands._output import write_atomically
-from accelkb.errors import InputError
+from accelkb.errors import (
+    EXIT_INTERNAL,
+    EXIT_NEGATIVE,
+    EXIT_NO_ANSWER,
+    EXIT_OK,
+    InputError,
+)
 from accelkb.jsonio import dumps_strict, strict_json
 from accelkb.solver.schedule.traffic import KINDS, layout_traffic, read_traffic
+
+if TYPE_CHECKING:
+    from accelkb.solver.status import Status
 
 NAME = "schedule"
 HELP = "synthesize a collision-free collective schedule (Z3 + decomposition) with lower bounds"
@@ -210,7 +219,6 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     """Run the command; returns the exit code."""
     from accelkb.solver.schedule.api import schedule
-    from accelkb.solver.schedule.model import Status
     from accelkb.solver.schedule.topology import resolve_topology
 
     if args.chunks is not None and args.chunks < 1:
@@ -292,9 +300,16 @@ def _run(args: argparse.Namespace) -> int:
                     f"  {what}: {row['makespan_steps']} steps "
                     f"({row.get('ratio_to_schedule', '?')}x the schedule), p99 "
                     f"{row['p99_steps']:g}, link utilization {row['link_utilization']:.0%}\n")
-    if result.status in (Status.OPTIMAL, Status.FEASIBLE):
-        return 0
-    if result.status == Status.ERROR:
-        sys.stderr.write(f"accelkb schedule: error: {result.proof}\n")
-        return 1
-    return 1
+    return _exit_code(result.status, result.proof)
+
+
+def _exit_code(status: Status, proof: str) -> int:
+    from accelkb.solver.status import Status
+
+    if status in (Status.OPTIMAL, Status.FEASIBLE):
+        return EXIT_OK
+    if status == Status.ERROR:  # the checker refused the solver's schedule: a bug, not a "no"
+        sys.stderr.write(f"accelkb schedule: internal error: {proof}\n  this is a bug in "
+                         "accelkb; please report it with the command line\n")
+        return EXIT_INTERNAL
+    return EXIT_NO_ANSWER if status == Status.UNKNOWN else EXIT_NEGATIVE

@@ -136,3 +136,25 @@ def test_jsonio_doctests() -> None:
 
     result = doctest.testmod(jsonio, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_no_answer_within_the_limit_is_exit_3_not_infeasible(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    code = main(["schedule", "--system", "groq-576", "--collective", "alltoall", "--time-limit",
+                 "0.01", "--json"])
+    assert code == 3 and json.loads(capsys.readouterr().out)["status"] == "UNKNOWN"
+    code = main(["configure", "--model", "gpt3-175b", "--system", "dgx-a100-superpod",
+                 "--chips", "1024", "--timeout", "0.001", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert (code, out["status"]) == (3, "UNKNOWN")
+
+
+def test_a_schedule_that_fails_its_check_is_a_bug_not_a_no(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from accelkb.commands.schedule import _exit_code
+    from accelkb.solver.status import Status
+
+    assert [_exit_code(s, "") for s in Status] == [0, 0, 1, 3, EXIT_INTERNAL]
+    assert "internal error" in capsys.readouterr().err
