@@ -83,10 +83,10 @@ def _number(v: str) -> Any:
             return v
 
 
-def _pydantic_message(exc: pydantic.ValidationError) -> str:
+def _pydantic_message(exc: pydantic.ValidationError, typed: dict[str, str] | None = None) -> str:
     parts = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "input"
+        loc = ".".join(_said(str(p), typed or {}) for p in err["loc"]) or "input"
         parts.append(f"{loc}: {err['msg']} (got {err.get('input')!r})")
     return "; ".join(parts)
 
@@ -176,7 +176,32 @@ def config(cls: type[pydantic.BaseModel], parallel: Any) -> Any:
     try:
         return cls.model_validate(data)
     except pydantic.ValidationError as exc:
-        raise InputError(f"invalid configuration: {_pydantic_message(exc)}") from None
+        typed = _typed_keys(parallel) if isinstance(parallel, str) else {}
+        extra = [str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden"]
+        if extra:
+            phase = "training" if issubclass(cls, TrainingConfig) else "inference"
+            accepted = sorted(k for k, field in _ALIASES.items() if field in cls.model_fields)
+            said = ", ".join(typed.get(f, f) for f in extra)
+            raise InputError(f"expected --parallel keys of {phase} ({', '.join(accepted)}), got "
+                             f"{said}: {phase} has no such setting") from None
+        raise InputError(f"invalid configuration: {_pydantic_message(exc, typed)}") from None
+
+
+def _said(field: str, typed: dict[str, str]) -> str:
+    """A field as the user typed it, with its name where that differs: ``mb (micro_batch)``."""
+    key = typed.get(field, field)
+    return key if key == field else f"{key} ({field})"
+
+
+def _typed_keys(text: str) -> dict[str, str]:
+    """Config field -> the key the user typed for it in ``key=value,...`` (``mb`` for
+    ``micro_batch``), so messages use the user's words."""
+    out = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        key = item.partition("=")[0].strip().lower()
+        if key in _ALIASES:
+            out[_ALIASES[key]] = key
+    return out
 
 
 def estimate_training(

@@ -158,3 +158,15 @@ def test_a_schedule_that_fails_its_check_is_a_bug_not_a_no(
 
     assert [_exit_code(s, "") for s in Status] == [0, 0, 1, 3, EXIT_INTERNAL]
     assert "internal error" in capsys.readouterr().err
+
+
+def test_parallel_messages_use_the_keys_the_user_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "inference", "--model", "llama2-70b", "--system", "groq-576",
+                 "--parallel", "tp=8,mb=8"]) == 2
+    err = capsys.readouterr().err
+    assert "got mb: inference has no such setting" in err and "bs, " in err  # the keys it takes
+    assert "micro_batch" not in err
+    assert main(["estimate", "training", "--model", "gpt3-13b", "--system", "dgx-a100",
+                 "--parallel", "tp=8,mb=0"]) == 2
+    assert "mb (micro_batch): Input should be greater than or equal to 1 (got 0)" in \
+        capsys.readouterr().err
