@@ -127,20 +127,18 @@ def model_workload(path: str, phase: str, *, global_batch: int | None, tokens: f
         For a file that is neither a model JSON nor a Turtle model, or invalid shapes.
     """
     p = Path(path)
-    title = f"model file {p.name}, given to accelkb advise"
+    spec: ModelSpec | None = None
+    iri: str | None = None
     if p.suffix.lower() == ".json":
         spec = resolve_model(p)
-        name = kebab(spec.name)
-        text, wname = workload_turtle(name, spec, phase, global_batch=global_batch, tokens=tokens,
-                                      prompt_len=prompt_len, output_len=output_len,
-                                      source_title=title)
-        return [], text, wname
-    if p.suffix.lower() in (".ttl", ".turtle", ".trig"):
-        name, iri = model_from_turtle(p)
-        text, wname = workload_turtle(name, None, phase, global_batch=global_batch, tokens=tokens,
-                                      prompt_len=prompt_len, output_len=output_len,
-                                      model_iri=iri, source_title=title)
-        return [str(p)], text, wname
-    raise InputError(f"--model {path}: expected a model file (.json, or .ttl describing one "
-                     f"model), got suffix '{p.suffix or '(none)'}'")
+        name, extra = kebab(spec.name), []
+    elif p.suffix.lower() in (".ttl", ".turtle", ".trig"):
+        (name, iri), extra = model_from_turtle(p), [str(p)]
+    else:
+        raise InputError(f"--model {path}: expected a model file (.json, or .ttl describing one "
+                         f"model), got suffix '{p.suffix or '(none)'}'")
+    text, wname = workload_turtle(name, spec, phase, global_batch=global_batch, tokens=tokens,
+                                  prompt_len=prompt_len, output_len=output_len, model_iri=iri,
+                                  source_title=f"model file {p.name}, given to accelkb advise")
+    return extra, text, wname
 
