@@ -16,6 +16,7 @@ class AK(DefinedNamespace):
     AggregateTokensPerSecond: URIRef
     BF16: URIRef
     BenchmarkResult: URIRef
+    BinaryPrefix: URIRef
     Binding: URIRef
     Bottleneck: URIRef
     BottleneckFinding: URIRef
@@ -34,6 +35,7 @@ class AK(DefinedNamespace):
     ConvolutionalModel: URIRef
     Cost: URIRef
     DDR: URIRef
+    DecimalPrefix: URIRef
     Decode: URIRef
     DecoderModel: URIRef
     Deployment: URIRef
@@ -93,6 +95,7 @@ class AK(DefinedNamespace):
     PreconditionUnknown: URIRef
     PreconditionUnmet: URIRef
     Prefill: URIRef
+    PrefixConvention: URIRef
     PropertyClaim: URIRef
     Provenance: URIRef
     QuantityProperty: URIRef
@@ -133,6 +136,7 @@ class AK(DefinedNamespace):
     appliesToVendor: URIRef
     arithmeticIntensity: URIRef
     attentionHeads: URIRef
+    averagePowerWatts: URIRef
     bandwidthBytesPerSecond: URIRef
     bandwidthBytesPerSecondPerDirection: URIRef
     baseline: URIRef
@@ -150,7 +154,9 @@ class AK(DefinedNamespace):
     candidateNote: URIRef
     candidateOptimization: URIRef
     candidateScore: URIRef
+    capacityAsPublished: URIRef
     capacityBytes: URIRef
+    capacityConvention: URIRef
     checkedPrecondition: URIRef
     chip: URIRef
     chipCount: URIRef
@@ -209,6 +215,7 @@ class AK(DefinedNamespace):
     hostCount: URIRef
     hostLink: URIRef
     hostLinkBytesPerSecondPerChip: URIRef
+    idlePowerWatts: URIRef
     injectionBandwidthBytesPerSecondPerChip: URIRef
     inputBytesPerSecondPerChip: URIRef
     inputTokens: URIRef
@@ -225,6 +232,7 @@ class AK(DefinedNamespace):
     locator: URIRef
     maxEndToEndLatencySeconds: URIRef
     maxHops: URIRef
+    maxPowerWatts: URIRef
     measuredFlopsPerSecondPerChip: URIRef
     measuredMeanPowerWatts: URIRef
     measuredMinPowerWatts: URIRef
@@ -251,6 +259,8 @@ class AK(DefinedNamespace):
     peakFlopsFp16: URIRef
     peakFlopsFp16System: URIRef
     peakFlopsFp32: URIRef
+    peakFlopsFp4: URIRef
+    peakFlopsFp6: URIRef
     peakFlopsFp8: URIRef
     peakFlopsTf32: URIRef
     peakOpsInt8: URIRef
