@@ -58,6 +58,9 @@ from accelkb.solver.schedule.verify import verify
 Z3_MAX_VARIABLES = 150_000  # send variables of the monolithic encoding worth trying
 BIG_TRANSFERS = 400_000  # above this, build allgathers from one-chunk rounds first
 MAX_CHIPS = 1200  # all-pairs distances and per-chunk state are pure Python: Groq scale, not more
+# transfers a schedule may have (about 200 bytes each in memory, built and replayed in pure
+# Python at 1-5 us each): 576 chips with 8 chunks per rank is 2.7 million
+MAX_TRANSFERS = 5_000_000
 # the checker's replay per transfer, with a margin: 1.0-1.3 us measured for an allgather, 1.5 us
 # for a reduce-scatter (contribution masks, replayed chunk by chunk), 3.3 million transfers at
 # 576 chips, CPU time
@@ -314,11 +317,28 @@ def _schedule(topology: str | Path | Topology, collective: str, chunks: int,
         raise InputError(f"expected at most {MAX_CHIPS} chips for schedule synthesis, got "
                          f"{topo.n} in {topo.name}; schedule one rack or node level instead")
     inst = Instance(topo, collective, chunks, tuple(demand or ()), root)
+    expected = _expected_transfers(inst)
+    if expected > MAX_TRANSFERS:
+        raise InputError(
+            f"expected a schedule of at most {MAX_TRANSFERS:,} transfers, got about "
+            f"{expected:,} for {collective} on {topo.name} ({topo.endpoints} chips, {chunks} "
+            f"chunk{'s' if chunks != 1 else ''}); use fewer chunks: a schedule for c chunks is "
+            "c one-chunk rounds overlaid, so its steps scale with c")
+    demand_map = inst.demand_map() if collective == "traffic" else None
+    replay = _replay_seconds(inst)
+    if replay > 0.5 * time_limit_s:  # building takes about as long as checking: both must fit
+        b = lower_bounds(topo, collective, chunks, use_lp=False, demand=demand_map, root=root,
+                         deadline=t0)
+        return _result(inst, b, Status.UNKNOWN, None, [], "none",
+                       f"time limit too short: checking a schedule of about {expected:,} "
+                       f"transfers takes about {replay:.2g} s and building it as long, so it needs "
+                       f"a time limit (--time-limit) of at least {2 * replay:.2g} s", False, t0)
     deadline = t0 + time_limit_s - _reserve(inst, time_limit_s)  # the rest: checking, decoding
-    b = lower_bounds(topo, collective, chunks, use_lp=topo.n <= 16,
-                     demand=inst.demand_map() if collective == "traffic" else None, root=root)
+    b = lower_bounds(topo, collective, chunks, use_lp=topo.n <= 16, demand=demand_map,
+                     root=root, deadline=deadline)
     lb = b.best
-    best, proof = _search(inst, lb, deadline, use_z3)
+    best, proof = _search(inst, lb, deadline, use_z3) if time.monotonic() < deadline \
+        else (_Best(), "")
     if best.lp is not None:
         values = {**b.values, "lp": round(best.lp, 4)}
         top = math.ceil(best.lp - 1e-9)
@@ -327,8 +347,10 @@ def _schedule(topology: str | Path | Topology, collective: str, chunks: int,
         else:
             b = Bounds(values=values, best=b.best, best_name=b.best_name)
     if best.steps is None:
+        skipped = f" (bounds not computed: {', '.join(b.skipped)})" if b.skipped else ""
         return _result(inst, b, Status.UNKNOWN, None, [], "none", "time limit reached before "
-                       "any schedule was built", False, t0)
+                       "any schedule was built" + skipped + "; a longer time limit may find one",
+                       False, t0)
     if best.steps == lb:
         proof = f"makespan equals the lower bound ({b.best_name})"
     status = Status.OPTIMAL if best.steps == lb or proof.startswith("Z3: UNSAT") else \
@@ -356,18 +378,25 @@ def _expected_transfers(inst: Instance) -> int:
         return 2 * c * (n - 1)
     if inst.collective == "broadcast":
         return c * (n - 1)
-    return 3 * sum(inst.demand_map().values())
+    if inst.collective == "alltoall":
+        return 3 * c * n * (n - 1)
+    return 3 * sum(k for _, _, k in inst.demand)
+
+
+def _replay_seconds(inst: Instance) -> float:
+    """About how long the independent checker takes to replay the schedule (with a margin)."""
+    per = (VERIFY_SECONDS_PER_REDUCTION if inst.collective in REDUCING
+           else VERIFY_SECONDS_PER_ROUTED if inst.collective in ("alltoall", "traffic")
+           else VERIFY_SECONDS_PER_TRANSFER)
+    return per * _expected_transfers(inst)
 
 
 def _reserve(inst: Instance, time_limit_s: float) -> float:
     """Seconds kept back from the search so that checking the result (millions of transfers at
     576 chips) and building the result still end within the time limit: 15 % of it, or the
-    expected replay time when larger, but never more than half."""
-    per = (VERIFY_SECONDS_PER_REDUCTION if inst.collective in REDUCING
-           else VERIFY_SECONDS_PER_ROUTED if inst.collective in ("alltoall", "traffic")
-           else VERIFY_SECONDS_PER_TRANSFER)
-    replay = per * _expected_transfers(inst)
-    return min(max(0.15 * time_limit_s, replay), 0.5 * time_limit_s)
+    expected replay time when larger (at most half: :func:`_schedule` refuses to start a
+    search whose replay would not fit)."""
+    return min(max(0.15 * time_limit_s, _replay_seconds(inst)), 0.5 * time_limit_s)
 
 
 def _result(inst: Instance, b, status: Status, steps: int | None, transfers: list[TransferT],

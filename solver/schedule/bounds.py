@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from collections import deque
 
 import z3
@@ -96,6 +97,8 @@ class Bounds(BaseModel):
     values: dict[str, float] = Field(description="bound name -> value in steps (may be fractional)")
     best: int = Field(description="the largest bound, rounded up: the makespan is at least this")
     best_name: str = Field(description="which bound gives best")
+    skipped: tuple[str, ...] = Field(default=(), description="bounds not computed: the time "
+                                     "limit ran out first (the best may then be lower)")
 
 
 def distances(topo: Topology, source: int, reverse: bool = False,
@@ -115,10 +118,19 @@ def distances(topo: Topology, source: int, reverse: bool = False,
     return dist
 
 
+_LAST_DISTANCES: list[tuple[Topology, list[list[int]]]] = []
+
+
 def all_distances(topo: Topology) -> list[list[int]]:
-    """``d[u][v]`` hop distance from u to v."""
+    """``d[u][v]`` hop distance from u to v; read-only, since the last topology's table is
+    kept and shared (the bounds and the constructions of one synthesis all ask for it:
+    0.33 s each at 576 chips)."""
+    if _LAST_DISTANCES and _LAST_DISTANCES[0][0] is topo:
+        return _LAST_DISTANCES[0][1]
     adj = topo.out_neighbors()
-    return [distances(topo, s, adj=adj) for s in range(topo.n)]
+    table = [distances(topo, s, adj=adj) for s in range(topo.n)]
+    _LAST_DISTANCES[:] = [(topo, table)]
+    return table
 
 
 def crossing_weights(topo: Topology) -> dict[tuple[int, int], int] | None:
@@ -144,12 +156,16 @@ def crossing_weights(topo: Topology) -> dict[tuple[int, int], int] | None:
             for (u, v) in topo.links}
 
 
-def weighted_distances(topo: Topology, weight: dict[tuple[int, int], int]) -> list[list[int]]:
+def weighted_distances(topo: Topology, weight: dict[tuple[int, int], int],
+                       deadline: float | None = None) -> list[list[int]]:
     """``d[u][v]``: the least total ``weight`` of a path from u to v (Dijkstra towards each
-    destination; 576 chips: about 1 s)."""
+    destination; 576 chips: about 1 s). Raises TimeoutError once ``time.monotonic()`` passes
+    ``deadline``."""
     into = topo.in_neighbors()
     to: list[list[int]] = []
     for d in range(topo.n):
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError("weighted distances: past the deadline")
         dist = [-1] * topo.n
         dist[d] = 0
         heap = [(0, d)]
@@ -211,11 +227,14 @@ def ball_bound(topo: Topology, chunks: int, dist: list[list[int]]) -> int:
         by_dist: dict[int, int] = {}
         for u in range(n):
             by_dist[dist[u][v]] = by_dist.get(dist[u][v], 0) + 1
-        got, within, s = 0, 1, 0
-        while got < chunks * (n - 1):
+        got, within, s, need = 0, 1, 0, chunks * (n - 1)
+        far = max(by_dist)
+        while got < need and s < far:  # at most the diameter: every rank is then within reach
             s += 1
             within += by_dist.get(s, 0)
             got = min(got + d_in, chunks * (within - 1))
+        if got < need:  # past the diameter only the ingress limits: d_in chunks a step
+            s += -(-(need - got) // d_in)
         worst = max(worst, s)
     return worst
 
@@ -407,9 +426,11 @@ def alltoall_lp_bound(topo: Topology, time_limit_s: float = 3.0) -> float | None
 
 
 def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool = True,
-                 demand: dict[tuple[int, int], int] | None = None, root: int = 0) -> Bounds:
+                 demand: dict[tuple[int, int], int] | None = None, root: int = 0,
+                 deadline: float | None = None) -> Bounds:
     """All lower bounds for ``collective`` with ``chunks`` chunks per rank (allreduce: total;
-    broadcast: chunks of ``root``).
+    broadcast: chunks of ``root``). After ``deadline`` (``time.monotonic()``) the costly ones
+    (cut sets, ball, relay, latency, completion, LP) are skipped and named in ``skipped``.
 
     Examples
     --------
@@ -423,36 +444,52 @@ def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool 
         return Bounds(values={"trivial": 0.0}, best=0, best_name="trivial")
     diam = max(dist[u][v] for u in range(n) for v in range(n))
 
+    skipped: list[str] = []
+
     def inside(s: frozenset[int]) -> int:
         return sum(1 for v in s if v < n)
 
-    sets = [s for s in _candidate_sets(topo, dist) if 0 < inside(s) < n]
+    def worth(name: str) -> bool:
+        """Whether there is time for the bound ``name``; if not, it is recorded as skipped."""
+        if deadline is not None and time.monotonic() > deadline:
+            skipped.append(name)
+            return False
+        return True
+
+    sets = [s for s in _candidate_sets(topo, dist) if 0 < inside(s) < n] if worth("cut") else []
     if collective in ("allgather", "broadcast"):
         sources = range(n) if collective == "allgather" else [root]
         vals["diameter"] = float(max(dist[s][v] for s in sources for v in range(n)))
         need = chunks * (n - 1) if collective == "allgather" else chunks
         vals["ingress"] = max(need / topo.in_units(v) for v in range(n)
                               if collective == "allgather" or v != root)
-        if collective == "broadcast":
+        if collective == "broadcast" and worth("entry"):
             vals["entry"] = float(_entry_bound(topo, chunks, dist, sets, root))
         if collective == "allgather":
-            vals["cut"] = max([chunks * (n - inside(s)) / max(_cap_into(topo, s), 1e-9)
-                               for s in sets] + [0.0])
-            vals["ball"] = float(ball_bound(topo, chunks, dist))
+            if "cut" not in skipped:
+                vals["cut"] = max([chunks * (n - inside(s)) / max(_cap_into(topo, s), 1e-9)
+                                   for s in sets] + [0.0])
+            if worth("ball"):
+                vals["ball"] = float(ball_bound(topo, chunks, dist))
     elif collective == "reduce_scatter":
-        rev = lower_bounds(topo.reversed(), "allgather", chunks, use_lp)
+        rev = lower_bounds(topo.reversed(), "allgather", chunks, use_lp, deadline=deadline)
         vals = {k: v for k, v in rev.values.items()}
         vals["egress"] = vals.pop("ingress")
+        skipped.extend(rev.skipped)
     elif collective == "allreduce":
         vals["diameter"] = float(diam)
         vals["transfers"] = 2 * chunks * (n - 1) / topo.unit_links
-        vals["cut"] = max([chunks / max(min(_cap_into(topo, s), _cap_out(topo, s)), 1e-9)
-                           for s in sets] + [0.0])
-        send, recv = _latency_bounds(topo, chunks, dist, sets)
-        vals["send_latency"], vals["receive_latency"] = send, recv
-        comp = allreduce_completion_bound(topo, chunks, math.ceil(max(vals.values()) - 1e-9))
-        if comp:
-            vals["completion"] = float(comp)
+        if "cut" not in skipped:
+            vals["cut"] = max([chunks / max(min(_cap_into(topo, s), _cap_out(topo, s)), 1e-9)
+                               for s in sets] + [0.0])
+        if worth("latency"):
+            send, recv = _latency_bounds(topo, chunks, dist, sets)
+            vals["send_latency"], vals["receive_latency"] = send, recv
+        if worth("completion"):
+            comp = allreduce_completion_bound(topo, chunks,
+                                              math.ceil(max(vals.values()) - 1e-9))
+            if comp:
+                vals["completion"] = float(comp)
     elif collective in ("alltoall", "traffic"):
         if demand is None:
             demand = {(s, d): chunks for s in range(n) for d in range(n) if s != d}
@@ -464,11 +501,14 @@ def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool 
             outof[s_] += k
             into[d_] += k
         vals["ingress"] = max(into[v] / topo.in_units(v) for v in range(n))
-        vals["relay"] = float(_relay_bound(topo, demand, dist))
+        if worth("relay"):
+            vals["relay"] = float(_relay_bound(topo, demand, dist))
         vals["egress"] = max(outof[v] / topo.out_units(v) for v in range(n))
-        vals["cut"] = max([_crossing(demand, c, n) / max(_cap_out(topo, c), 1e-9) for c in sets]
-                          + [0.0])
-        if use_lp and collective == "alltoall" and chunks == 1 and topo.n <= LP_EAGER_CHIPS:
+        if "cut" not in skipped:
+            vals["cut"] = max([_crossing(demand, c, n) / max(_cap_out(topo, c), 1e-9)
+                               for c in sets] + [0.0])
+        if use_lp and collective == "alltoall" and chunks == 1 and topo.n <= LP_EAGER_CHIPS \
+                and worth("lp"):
             lp = alltoall_lp_bound(topo)
             if lp is not None:
                 vals["lp"] = lp
@@ -476,4 +516,5 @@ def lower_bounds(topo: Topology, collective: str, chunks: int = 1, use_lp: bool 
         raise ValueError(f"unknown collective {collective!r}")
     best_name = max(sorted(vals), key=lambda k: (math.ceil(vals[k] - 1e-9), vals[k]))
     return Bounds(values={k: round(v, 4) for k, v in vals.items()},
-                  best=math.ceil(vals[best_name] - 1e-9), best_name=best_name)
+                  best=math.ceil(vals[best_name] - 1e-9), best_name=best_name,
+                  skipped=tuple(skipped))

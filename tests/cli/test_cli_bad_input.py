@@ -170,3 +170,36 @@ def test_parallel_messages_use_the_keys_the_user_typed(capsys: pytest.CaptureFix
                  "--parallel", "tp=8,mb=0"]) == 2
     assert "mb (micro_batch): Input should be greater than or equal to 1 (got 0)" in \
         capsys.readouterr().err
+
+
+@pytest.mark.parametrize("chunks", ["1000000000", "100000"])
+def test_a_schedule_too_big_to_build_is_refused_from_its_size(
+        chunks: str, capsys: pytest.CaptureFixture[str]) -> None:
+    started = time.monotonic()
+    code = main(["schedule", "--topology", "torus:4x4", "--collective", "allgather", "--chunks",
+                 chunks, "--time-limit", "5"])
+    err = capsys.readouterr().err
+    assert code == 2 and "expected a schedule of at most 5,000,000 transfers" in err
+    assert "use fewer chunks" in err
+    assert time.monotonic() - started < 5  # refused before the bounds' loops (ball: > 300 s)
+
+
+@pytest.mark.parametrize(("argv", "limit"), [
+    (["--system", "groq-576", "--collective", "alltoall"], 0.01),
+    (["--system", "groq-576", "--collective", "alltoall"], 1.0),
+    (["--system", "groq-576", "--collective", "allreduce", "--chunks", "72"], 0.01),
+    (["--topology", "torus:4x4", "--collective", "allgather", "--chunks", "10000"], 5.0),
+])
+def test_a_time_limit_too_short_for_the_check_is_unknown_at_once(
+        argv: list[str], limit: float, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["schedule", "--system", "groq-576", "--collective", "broadcast", "--time-limit",
+          "0.01"])  # the knowledge base loaded: part of the process start, not of the limit
+    capsys.readouterr()
+    started = time.monotonic()
+    code = main(["schedule", *argv, "--time-limit", str(limit), "--json"])
+    took = time.monotonic() - started
+    out = capsys.readouterr().out
+    assert code == 3 and '"status": "UNKNOWN"' in out
+    assert "needs a time limit (--time-limit) of at least" in out
+    # the stated constant: the knowledge base (for --system) and the network's hop distances
+    assert took < limit + 3.0, took

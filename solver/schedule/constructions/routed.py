@@ -84,7 +84,8 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
         variants.insert(0 if inst.collective == "alltoall" else 1, (0, "crossings"))
     attempt = 0
     while attempt < len(variants):
-        if attempt and (time.monotonic() > stop or best.steps == lb):
+        if time.monotonic() > deadline or attempt and (time.monotonic() > stop or
+                                                       best.steps == lb):
             break
         order, kind = variants[attempt]
         demand = list(base)
@@ -98,12 +99,12 @@ def routed(inst: Instance, lb: int, deadline: float, best: Best, search: Search)
             + ", farthest-first links"
         try:
             if kind == "crossings" and weight is not None:
-                crossing = crossing or weighted_distances(topo, weight)
+                crossing = crossing or weighted_distances(topo, weight, deadline)
                 paths = _on_paths(topo, demand, crossing, deadline, best, label, weight=weight)
             else:
                 paths = _on_paths(topo, demand, dist, deadline, best, label,
                                   squared=order % 3 != 2, detour=kind == "detour")
-        except Budget:
+        except (Budget, TimeoutError):
             return
         if kind == "shortest" and order == 0 and _hot_spots(topo, paths):
             variants.insert(attempt + 1, (0, "detour"))

@@ -310,3 +310,32 @@ def test_schedule_restores_the_garbage_collector() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_ball_bound_closed_form_tail_equals_the_step_by_step_count() -> None:
+    """Past the diameter the ball bound grows by the ingress per step: the closed form must give
+    what counting step by step gives (the count looped chunks x n times: 10^9 chunks hung)."""
+    from accelkb.solver.schedule.bounds import all_distances, ball_bound
+    from accelkb.solver.schedule.topology import parse_topology
+
+    def counted(topo, chunks: int) -> int:
+        n, dist, worst = topo.endpoints, all_distances(topo), 0
+        for v in range(n):
+            by: dict[int, int] = {}
+            for u in range(n):
+                by[dist[u][v]] = by.get(dist[u][v], 0) + 1
+            got, within, s = 0, 1, 0
+            while got < chunks * (n - 1):
+                s += 1
+                within += by.get(s, 0)
+                got = min(got + topo.in_units(v), chunks * (within - 1))
+            worst = max(worst, s)
+        return worst
+
+    for spec in ("ring:5", "torus:3x4", "hypercube:3", "full:4", "switch:6"):
+        topo = parse_topology(spec)
+        for chunks in (1, 2, 7, 40):
+            assert ball_bound(topo, chunks, all_distances(topo)) == counted(topo, chunks), \
+                (spec, chunks)
+    assert ball_bound(parse_topology("torus:4x4"), 10**9,
+                      all_distances(parse_topology("torus:4x4"))) == 3_750_000_000
