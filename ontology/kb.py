@@ -134,7 +134,7 @@ class KnowledgeBase:
         init = {k: (v if isinstance(v, URIRef | Literal) else Literal(v)) for k, v in
                 (bindings or {}).items()}
         try:
-            return self.dataset.query(sparql, initNs=_PREFIXES, initBindings=init)
+            return self.dataset.query(_prepared(sparql), initBindings=init)
         except Exception as exc:  # pyparsing raises ParseException; rdflib others
             if type(exc).__name__ in ("ParseException", "ParseSyntaxException"):
                 raise InputError(f"SPARQL syntax error: {exc}") from None
@@ -186,3 +186,24 @@ _PREFIXES = {
     "qudt": URIRef("http://qudt.org/schema/qudt/"),
     "unit": URIRef("http://qudt.org/vocab/unit/"),
 }
+
+
+def _prepared(sparql: str) -> Any:
+    """The parsed query, with the template of a ``CONSTRUCT WHERE { P }`` made explicit.
+
+    rdflib finds the short form's template only directly under the projection, so
+    ``CONSTRUCT WHERE { ?s ?p ?o } LIMIT 2`` (a slice above it) failed with a TypeError. The
+    short form's pattern is a single basic graph pattern (SPARQL 1.1 §16.2.4): it is found
+    below the solution modifiers and set as the template.
+    """
+    from rdflib.plugins.sparql import prepareQuery
+
+    prepared = prepareQuery(sparql, initNs=_PREFIXES)
+    algebra = prepared.algebra
+    if algebra.name == "ConstructQuery" and not algebra.template:
+        part = algebra.p
+        while part is not None and getattr(part, "name", None) != "BGP":
+            part = part.get("p")
+        if part is not None:
+            algebra["template"] = part.triples
+    return prepared

@@ -153,8 +153,13 @@ def check_layout(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig) -> t
         raise InputError(f"expected tp x pp x dp <= {system.chips} chips of '{system.name}', got "
                          f"{cfg.tp} x {cfg.pp} x {dp} = {chips}")
     if cfg.global_batch % (dp * cfg.micro_batch):
-        raise InputError(f"expected global_batch divisible by dp x micro_batch = "
-                         f"{dp * cfg.micro_batch}, got {cfg.global_batch}")
+        given = cfg.model_fields_set
+        how_dp = "" if cfg.dp is not None else f" (dp = {system.chips} chips / (tp x pp))"
+        how_mb = "" if "micro_batch" in given else ", the default"
+        got = (f"gbs={cfg.global_batch}" if "global_batch" in given else
+               f"gbs={cfg.global_batch}, the default: give gbs=N in the parallel settings")
+        raise InputError(f"expected gbs (global_batch) divisible by dp x mb = {dp} x "
+                         f"{cfg.micro_batch}{how_mb} = {dp * cfg.micro_batch}{how_dp}, got {got}")
     m = cfg.global_batch // (dp * cfg.micro_batch)
     if cfg.interleave > 1 and m % cfg.pp:
         raise InputError(f"expected the {m} micro-batches per pipeline to be a multiple of "

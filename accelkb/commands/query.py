@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from accelkb.commands._knowledge import add_data_option
-from accelkb.errors import InputError
+from accelkb.commands._limit import TimeLimitReached, seconds_option, wall_clock_limit
+from accelkb.errors import EXIT_NO_ANSWER, EXIT_OK, InputError
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.ontology.results import render_result
 
@@ -30,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "server and run the query there")
     parser.add_argument("--no-write", action="store_true",
                         help="with --store: query what the server already holds")
+    parser.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="give up after this long, loading the knowledge included (exit 3, "
+                        "no answer); default 60")
 
 
 def _query_text(args: argparse.Namespace) -> str:
@@ -51,11 +55,19 @@ def run(args: argparse.Namespace) -> int:
     text = _query_text(args)
     if args.no_write and not args.store:
         raise InputError("expected --no-write together with --store URL, got it alone")
-    if args.store:
-        from accelkb.serve.store import query_store
+    seconds = seconds_option(args.timeout, "--timeout")
+    try:
+        with wall_clock_limit(seconds):
+            if args.store:
+                from accelkb.serve.store import query_store
 
-        result = query_store(args.store, text, args.data, write=not args.no_write)
-    else:
-        result = KnowledgeBase(args.data).query(text)
-    sys.stdout.write(render_result(result, args.format))
-    return 0
+                result = query_store(args.store, text, args.data, write=not args.no_write)
+            else:
+                result = KnowledgeBase(args.data).query(text)
+            rendered = render_result(result, args.format)  # lazy results evaluate here
+    except TimeLimitReached as exc:
+        sys.stderr.write(f"accelkb query: {exc} (--timeout {seconds:g}); the query may need "
+                         "a longer limit, or a LIMIT\n")
+        return EXIT_NO_ANSWER
+    sys.stdout.write(rendered)
+    return EXIT_OK

@@ -111,6 +111,10 @@ class RemoteStore:
     # -- HTTP ------------------------------------------------------------------------------
     def _post(self, target: str, form: Sequence[tuple[str, str]],
               accept: str) -> tuple[str, bytes]:
+        where = target
+        if target == self.update_url and target != self._typed():
+            where = (f"{target}, the update endpoint of --store {self.url}, while writing the "
+                     "knowledge to it (--no-write only queries)")
         request = urllib.request.Request(
             target, data=urlencode(form).encode("utf-8"), method="POST",
             headers={"Content-Type": "application/x-www-form-urlencoded", "Accept": accept})
@@ -120,11 +124,15 @@ class RemoteStore:
                 return ctype.lower(), response.read()
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode("utf-8", "replace").strip()[:2000]
-            raise InputError(f"the SPARQL store at {target} answered {exc.code} {exc.reason}: "
+            raise InputError(f"the SPARQL store at {where} answered {exc.code} {exc.reason}: "
                              f"{detail}") from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise InputError(f"cannot reach the SPARQL store at {target}: {reason}") from None
+            raise InputError(f"cannot reach the SPARQL store at {where}: {reason}") from None
+
+    def _typed(self) -> str:
+        """The store URL as the user typed it, without its ``sparql+`` scheme prefix."""
+        return self.url.removeprefix("sparql+")
 
     # -- writing ---------------------------------------------------------------------------
     def write_graphs(self, graphs: Mapping[URIRef, Graph]) -> int:

@@ -203,3 +203,39 @@ def test_a_time_limit_too_short_for_the_check_is_unknown_at_once(
     assert "needs a time limit (--time-limit) of at least" in out
     # the stated constant: the knowledge base (for --system) and the network's hop distances
     assert took < limit + 3.0, took
+
+
+def test_a_local_query_has_a_time_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["query", "--timeout", "2",
+                 "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"])
+    assert code == 3  # no answer, which is not a negative one
+    assert "no answer within 2 s (--timeout 2)" in capsys.readouterr().err
+    assert main(["query", "--timeout", "inf", "ASK {}"]) == 2
+    assert "expected --timeout > 0 seconds" in capsys.readouterr().err
+
+
+def test_construct_where_with_a_limit_is_answered(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["query", "--format", "csv",
+                 "CONSTRUCT WHERE { ?s a ak:Chip ; ak:shortName ?n } ORDER BY ?n LIMIT 2"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert len(lines) == 4 and all("a100-sxm4" in line for line in lines)  # 2 chips x 2 triples
+
+
+def test_a_default_the_user_never_gave_is_said_to_be_a_default(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "training", "--model", "gpt3-13b", "--system", "ipu-pod64"]) == 2
+    err = capsys.readouterr().err
+    assert "got gbs=1, the default: give gbs=N" in err and "mb = 64 x 1, the default" in err
+    assert main(["estimate", "training", "--model", "gpt3-13b", "--system", "ipu-pod64",
+                 "--parallel", "tp=4,gbs=30,mb=2"]) == 2
+    err = capsys.readouterr().err
+    assert "dp x mb = 16 x 2 = 32 (dp = 64 chips / (tp x pp)), got gbs=30" in err
+    assert "default" not in err
+
+
+def test_a_store_failure_names_the_url_typed_and_what_was_tried(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["query", "--store", "sparql+http://127.0.0.1:1/query", "ASK {}"]) == 2
+    err = capsys.readouterr().err
+    assert "the update endpoint of --store sparql+http://127.0.0.1:1/query" in err
+    assert "while writing the knowledge" in err

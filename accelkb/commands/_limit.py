@@ -1,0 +1,57 @@
+"""A wall-clock limit for work that runs in this process and cannot be told to stop (rdflib's
+SPARQL evaluation): a ``SIGALRM`` timer interrupts it between two bytecodes.
+
+Only the main thread receives signals; elsewhere (a command run from a worker thread) the limit
+is not enforced, and :func:`wall_clock_limit` says so by yielding ``False``.
+
+Examples
+--------
+>>> import time
+>>> try:
+...     with wall_clock_limit(0.05):
+...         while True:
+...             time.sleep(0.01)
+... except TimeLimitReached as exc:
+...     print(exc)
+no answer within 0.05 s
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+from accelkb.errors import InputError
+
+
+class TimeLimitReached(Exception):
+    """The limit ran out before the work finished: no answer, which is not a negative one."""
+
+
+def seconds_option(value: float, option: str) -> float:
+    """``value`` if it is a finite number of seconds > 0, else an InputError naming ``option``."""
+    if not 0 < value < float("inf"):  # NaN fails both comparisons
+        raise InputError(f"expected {option} > 0 seconds (a finite number), got {value:g}")
+    return value
+
+
+@contextmanager
+def wall_clock_limit(seconds: float) -> Iterator[bool]:
+    """Raise :class:`TimeLimitReached` in the body once ``seconds`` have passed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield False
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise TimeLimitReached(f"no answer within {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield True
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
