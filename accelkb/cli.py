@@ -11,9 +11,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
-from collections.abc import Sequence
-from types import ModuleType
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType, ModuleType
 
 from accelkb import commands
 from accelkb.errors import (  # noqa: F401 (re-exported: the CLI's exit codes)
@@ -57,6 +60,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(BaseException):
+    """SIGTERM arrived: unwind (removing temporary files on the way) and exit 128 + 15."""
+
+
+@contextmanager
+def _terminate_unwinds() -> Iterator[None]:
+    """SIGTERM raises :class:`_Terminated` in the main thread, so that ``finally`` and
+    ``except BaseException`` blocks (the temporary file of an ``--out`` write) run, where the
+    default action would end the process on the spot."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code (also used as the console-script entry point)."""
     parser = build_parser()
@@ -65,7 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # usage errors (exit 2) and --help (exit 0)
         return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_BAD_INPUT
     try:
-        return int(args._run(args))
+        with _terminate_unwinds():
+            return int(args._run(args))
+    except _Terminated:
+        sys.stderr.write("accelkb: terminated\n")
+        return 143
     except InputError as exc:
         sys.stderr.write(f"accelkb {args.command}: error: {exc}\n")
         return EXIT_BAD_INPUT

@@ -3,6 +3,11 @@
 The file appears whole or not at all: the text goes to a temporary file beside the target,
 which is renamed over it. The result has the mode a plain ``open(path, "w")`` would give it
 (the umask, or the replaced file's own mode), not the temporary file's 0600.
+
+The temporary file is removed when the write fails or the process is stopped (SIGTERM and
+Ctrl-C unwind through it: see :func:`accelkb.cli.main`). A ``kill -9`` cannot be caught, so
+the name carries the writer's process id, ``.NAME.PID.XXXXXXXX``, and the next write to the
+same target removes the temporary files whose process no longer runs.
 """
 
 from __future__ import annotations
@@ -40,7 +45,8 @@ def write_atomically(path: str, text: str, option: str = "--out") -> None:
         raise InputError(f"{option} {path}: expected an existing directory, got {parent}, which "
                          "does not exist")
     mode = _mode_for(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=parent)
+    sweep_stale(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", dir=parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -49,3 +55,38 @@ def write_atomically(path: str, text: str, option: str = "--out") -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it runs
+        return True
+    return True
+
+
+def sweep_stale(target: Path) -> list[Path]:
+    """Remove the temporary files of writes to ``target`` whose process is gone; returns them.
+
+    Only names of the form ``.NAME.PID.XXXXXXXX`` are touched, where PID is not a running
+    process: a write in progress elsewhere keeps its file.
+    """
+    removed = []
+    parent = target.parent if str(target.parent) else Path(".")
+    head = f".{target.name}."
+    try:
+        names = [p for p in parent.iterdir() if p.name.startswith(head)]
+    except OSError:
+        return removed
+    for candidate in names:
+        pid, dot, rest = candidate.name[len(head):].partition(".")
+        if not (dot and pid.isdigit() and len(rest) == 8) or _running(int(pid)):
+            continue
+        try:
+            candidate.unlink()
+            removed.append(candidate)
+        except OSError:
+            continue
+    return removed

@@ -239,3 +239,35 @@ def test_a_store_failure_names_the_url_typed_and_what_was_tried(
     err = capsys.readouterr().err
     assert "the update endpoint of --store sparql+http://127.0.0.1:1/query" in err
     assert "while writing the knowledge" in err
+
+
+def test_sigterm_during_an_out_write_leaves_no_temp_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import signal
+
+    from accelkb.commands import _output
+
+    def terminated_before_rename(src: str, dst: str) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler raises here, inside the write
+
+    monkeypatch.setattr(_output.os, "replace", terminated_before_rename)
+    out = tmp_path / "s.json"
+    code = main(["schedule", "--topology", "ring:4", "--collective", "allgather", "--out",
+                 str(out)])
+    assert code == 143 and "terminated" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # neither the target nor a temporary file
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is put back
+
+
+def test_the_next_write_removes_temp_files_of_killed_writers(tmp_path: Path) -> None:
+    from accelkb.commands._output import write_atomically
+
+    dead = tmp_path / ".s.json.999999999.abcd1234"  # above any pid_max: that writer is gone
+    alive = tmp_path / f".s.json.{os.getpid()}.abcd1234"  # a write in progress: kept
+    other = tmp_path / ".s.json.notes"  # not ours
+    for p in (dead, alive, other):
+        p.write_text("partial")
+    write_atomically(str(tmp_path / "s.json"), "{}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [alive.name, other.name, "s.json"])
