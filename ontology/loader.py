@@ -92,7 +92,32 @@ def parse_into(graph: Graph, name: str, content: bytes | str, fmt: str | None = 
         why = getattr(exc, "_why", str(exc))
         raise InputError(f"{name}:{line}: Turtle syntax error: {why}") from None
     except Exception as exc:  # rdflib raises many types for other syntaxes
+        if fmt in ("turtle", "n3", "nt", "trig"):
+            line, why = _turtle_failure(text, exc)
+            raise InputError(f"{name}:{line}: Turtle syntax error: {why}") from None
         raise InputError(f"{name}: could not parse as {fmt}: {exc}") from None
+
+
+def _turtle_failure(text: str, exc: Exception) -> tuple[int, str]:
+    """Line and reason of a failure of rdflib's Turtle parser that is not a BadSyntax: an
+    ``assert`` on a string that never closes (its message quotes the text around the place,
+    split at ``^``), or an IndexError where the text ends inside a token."""
+    message = str(exc)
+    if " at ^ in " in message:
+        before, _, after = message.split(" at ^ in ", 1)[1].partition("^")
+        found = text.find(before + after)
+        if found >= 0:
+            at = found + len(before)
+            why = message.split(" at ^ in ", 1)[0]
+            if why == "Quote expected in string":
+                why = "a string that is never closed"
+                for quotes in ('"""', "'''"):
+                    opened = text.rfind(quotes, 0, at)
+                    if opened >= 0 and text.find(quotes, opened + 3) < 0:  # runs to the end
+                        at, why = opened, "a long string opened here is never closed"
+            return text[:at].count("\n") + 1, why
+    return text.count("\n") + 1, ("the file ends inside a statement (a name, string, IRI or "
+                                   "list that is cut off)")
 
 
 def _decoded(name: str, content: bytes) -> str:
