@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import importlib.resources
 import logging
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -303,7 +304,11 @@ def violations(data: Graph, shapes: Graph) -> list[Violation]:
 
 
 def ill_typed(data: Graph) -> list[Violation]:
-    """Literals whose text is not of their datatype (``"eight"^^xsd:integer``), sorted.
+    """Literals that are not usable values, sorted: text not of its datatype
+    (``"eight"^^xsd:integer``); a number that is not finite (``"INF"^^xsd:double``, NaN: valid
+    XSD, but no capacity, bandwidth or count is infinite); a string with a control character
+    (NUL and the rest of C0 but tab and line breaks), which no label or note needs and which
+    terminals and files downstream mangle.
 
     Examples
     --------
@@ -313,9 +318,23 @@ def ill_typed(data: Graph) -> list[Violation]:
     >>> print(ill_typed(g)[0].message)
     'eight' is not a valid xsd:integer
     """
-    found = [_violation(data, s, p, o, f"{str(o)!r} is not a valid {_short(data, o.datatype)}")
-             for s, p, o in data if isinstance(o, rdflib.Literal) and o.ill_typed]
+    found = []
+    for s, p, o in data:
+        if not isinstance(o, rdflib.Literal):
+            continue
+        if o.ill_typed:
+            found.append(_violation(data, s, p, o, f"{str(o)!r} is not a valid "
+                                    f"{_short(data, o.datatype)}"))
+        elif isinstance(o.value, float) and not math.isfinite(o.value):
+            found.append(_violation(data, s, p, o, f"expected a finite number, got {str(o)!r}"))
+        elif _CONTROL.search(str(o)):
+            char = _CONTROL.search(str(o)).group(0)  # type: ignore[union-attr]
+            found.append(_violation(data, s, p, None, f"expected text without control "
+                                    f"characters, got {char!r} in {str(o)[:60]!r}"))
     return sorted(found, key=lambda v: (v.focus, v.path, v.message, v.value))
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def vocabulary_violations(data: Graph) -> list[Violation]:

@@ -42,7 +42,10 @@ def known_valid(digest: str) -> bool:
     """True if exactly these files passed validation before."""
     if os.environ.get("ACCELKB_NO_CACHE"):
         return False
-    return (_directory() / digest).is_file()
+    try:  # an unreadable cache (mode 000, no home directory) is no cache: validate again
+        return (_directory() / digest).is_file()
+    except (OSError, RuntimeError):
+        return False
 
 
 def remember_valid(digest: str) -> None:
@@ -53,5 +56,5 @@ def remember_valid(digest: str) -> None:
         d = _directory()
         d.mkdir(parents=True, exist_ok=True)
         (d / digest).touch()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: Path.home() without a home directory
         pass

@@ -34,3 +34,41 @@ def test_every_cut_of_a_real_file_is_reported_with_a_line() -> None:
         except InputError as exc:
             assert re.match(r"x\.ttl:\d+: Turtle syntax error: ", str(exc)), (cut, str(exc))
             assert "index out of range" not in str(exc)
+
+
+def test_an_unreadable_cache_is_no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache directory that cannot be read (mode 000 for a non-root user) or a missing home
+    directory: validation runs again rather than every command failing."""
+    from pathlib import Path
+
+    from accelkb.ontology import validation_cache
+
+    def unreadable(self: Path) -> bool:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.delenv("ACCELKB_NO_CACHE", raising=False)
+    monkeypatch.setattr(Path, "is_file", unreadable)
+    monkeypatch.setattr(Path, "touch", unreadable)
+    assert validation_cache.known_valid("0" * 64) is False
+    validation_cache.remember_valid("0" * 64)  # best effort: no error
+
+    def homeless() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("ACCELKB_CACHE_DIR", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(homeless))
+    assert validation_cache.known_valid("0" * 64) is False
+
+
+def test_infinite_numbers_and_control_characters_are_refused() -> None:
+    g = Graph()
+    g.parse(format="turtle", data=(
+        '@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n'
+        '<urn:t> <urn:capacity> "INF"^^xsd:double ; <urn:bw> "NaN"^^xsd:double ;\n'
+        '  <urn:fine> "1.5e12"^^xsd:double ; <urn:label> "bad\\u0000tier" ;\n'
+        '  <urn:note> "two\\nlines\\tand a tab" .'))
+    messages = sorted(v.message for v in loader.ill_typed(g))
+    assert messages == ["expected a finite number, got 'inf'",
+                        "expected a finite number, got 'nan'",
+                        "expected text without control characters, got '\\x00' in "
+                        "'bad\\x00tier'"]
