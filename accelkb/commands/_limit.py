@@ -19,12 +19,17 @@ no answer within 0.05 s
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 from accelkb.errors import InputError
+
+#: After the limit, the interval at which the timer repeats until the body has unwound.
+REPEAT_S = 0.05
 
 
 class TimeLimitReached(Exception):
@@ -46,12 +51,23 @@ def wall_clock_limit(seconds: float) -> Iterator[bool]:
         return
 
     def expire(signum: int, frame: FrameType | None) -> None:
+        # a handler that runs inside a garbage-collector callback or a __del__ has its
+        # exception printed and dropped: ask again shortly, until the body has unwound
+        signal.setitimer(signal.ITIMER_REAL, REPEAT_S)
         raise TimeLimitReached(f"no answer within {seconds:g} s")
 
+    hook = sys.unraisablehook
+
+    def quiet(unraisable: Any) -> None:  # the dropped exception of such a callback: not news
+        if not isinstance(unraisable.exc_value, TimeLimitReached):
+            hook(unraisable)
+
     previous = signal.signal(signal.SIGALRM, expire)
+    sys.unraisablehook = quiet
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield True
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = hook

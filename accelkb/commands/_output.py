@@ -29,8 +29,9 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~mask
 
 
-def write_atomically(path: str, text: str, option: str = "--out") -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename.
+def check_target(path: str, option: str = "--out") -> Path:
+    """``path`` as a place a file can be written, checked before any work is done (a command
+    with two outputs must not write the first and then refuse the second).
 
     Raises
     ------
@@ -44,6 +45,19 @@ def write_atomically(path: str, text: str, option: str = "--out") -> None:
     if not parent.is_dir():
         raise InputError(f"{option} {path}: expected an existing directory, got {parent}, which "
                          "does not exist")
+    return target
+
+
+def write_atomically(path: str, text: str, option: str = "--out") -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename.
+
+    Raises
+    ------
+    InputError
+        If ``path`` is a directory or its directory does not exist (named as ``option``).
+    """
+    target = check_target(path, option)
+    parent = target.parent if str(target.parent) else Path(".")
     mode = _mode_for(target)
     sweep_stale(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", dir=parent)

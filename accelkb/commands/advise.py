@@ -10,7 +10,7 @@ from pathlib import Path
 from accelkb.advise import GOALS, advise
 from accelkb.advise.report import FORMATS, render
 from accelkb.commands._knowledge import add_data_option
-from accelkb.commands._output import write_atomically
+from accelkb.commands._output import check_target, write_atomically
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
 
@@ -68,6 +68,8 @@ def _model_workload(args: argparse.Namespace) -> tuple[KnowledgeBase, str]:
 def run(args: argparse.Namespace) -> int:
     if args.chips is not None and args.chips < 1:
         raise InputError(f"--chips: expected a positive number of chips, got {args.chips}")
+    if args.out:
+        check_target(args.out)  # before the minutes of work, not after
     kb = None
     workload = args.workload
     if args.model is not None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accelkb.commands._knowledge import add_data_option, knowledge
-from accelkb.commands._output import write_atomically
+from accelkb.commands._output import check_target, write_atomically
 from accelkb.errors import (
     EXIT_INTERNAL,
     EXIT_NEGATIVE,
@@ -236,6 +236,9 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError(f"expected --time-limit > 0 seconds, got {args.time_limit}")
     if args.message_bytes is not None and not 0 < args.message_bytes < float("inf"):
         raise InputError(f"expected --message-bytes > 0, got {args.message_bytes}")
+    for path, option in ((args.out, "--out"), (args.figure, "--figure")):
+        if path:
+            check_target(path, option)
     bandwidth = latency = None
     scope = None
     if args.system:

@@ -271,3 +271,12 @@ def test_the_next_write_removes_temp_files_of_killed_writers(tmp_path: Path) -> 
     write_atomically(str(tmp_path / "s.json"), "{}\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [alive.name, other.name, "s.json"])
+
+
+def test_a_bad_second_output_is_refused_before_the_first_is_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the fuzz test: --out was written, then --figure <a directory> refused."""
+    out = tmp_path / "s.json"
+    assert main(["schedule", "--topology", "ring:8", "--collective", "allgather", "--out",
+                 str(out), "--figure", str(tmp_path)]) == 2
+    assert "--figure" in capsys.readouterr().err and list(tmp_path.iterdir()) == []
