@@ -1,4 +1,4 @@
-"""Print the performance model's error on every published measurement in ../shared/validation/.
+"""Print the performance model's error on every published measurement shipped in perf/validation/data/.
 
     python bench/perf_validation.py            # all rows, table per file + summary
     python bench/perf_validation.py --quick    # sample the big files
