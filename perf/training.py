@@ -38,6 +38,8 @@ from .compute import (
 from .energy import average_power
 from .memory import (
     activation_bytes,
+    check_layer_fits,
+    layer_working_set,
     model_state_bytes,
     place,
     stage_params,
@@ -195,6 +197,8 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         fast = sum(t.capacity_bytes for t in chip.memory_tiers[:-1])
         used = sum(b for _, b in items[:3])
         items.insert(3, ("_reserved", max(0.0, fast - used)))
+    check_layer_fits(layer_working_set(model, mb, tp, sp, e, cfg.grad_bytes), chip,
+                     f"'{model.name}' (micro-batch {mb}, tp={tp})")
     placement = place(items, chip)
     placement = {k: {n: b for n, b in d.items() if n != "_reserved"} for k, d in placement.items()}
     placement = {k: d for k, d in placement.items() if d}
