@@ -4,6 +4,7 @@
     python bench/perf_validation.py --quick    # sample the big files
     python bench/perf_validation.py --summary  # only the per-file median / max table
     python bench/perf_validation.py --fit      # refit the calibration constants (grid search)
+    python bench/perf_validation.py --residuals  # rewrite perf/data/residuals.json (intervals)
 
 Systems come from the knowledge base (accelkb.perf.from_kb); when that adapter is not installed
 the explicit datasheet specs of tests/perf_fixtures.py stand in (a note says so).
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from accelkb.perf.calibration import load_calibration
-from accelkb.perf.validation import fit
+from accelkb.perf.validation import fit, residuals
 from accelkb.perf.validation.others import run_all
 from accelkb.perf.validation.training import FileResult, SystemResolver
 
@@ -53,6 +55,8 @@ def main() -> int:
     p.add_argument("--quick", action="store_true", help="sample the big files")
     p.add_argument("--summary", action="store_true", help="only the per-file summary")
     p.add_argument("--fit", action="store_true", help="refit the calibration constants")
+    p.add_argument("--residuals", action="store_true",
+                   help="rewrite perf/data/residuals.json, the basis of every interval")
     args = p.parse_args()
     systems, where = resolver()
     cal = load_calibration()
@@ -65,6 +69,11 @@ def main() -> int:
                   + ", ".join(f"{k}: {m:.3f}, {x:.3f}" for k, (m, x) in res.errors.items()))
         return 0
     results = run_all(systems, cal, quick=args.quick)
+    if args.residuals:
+        target = Path(__file__).resolve().parents[1] / "perf" / "data" / "residuals.json"
+        table = residuals.summary(residuals.residuals(results))
+        target.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {target}")
     if not args.summary:
         for fr in results:
             print_file(fr, rows=True)

@@ -29,6 +29,7 @@ from .calibration import Calibration, load_calibration
 from .inference import InferenceConfig, InferenceEstimate
 from .specs import ModelSpec, SystemSpec
 from .training import TrainingConfig, TrainingEstimate
+from .uncertainty import uncertainty
 
 _ALIASES = {
     "mb": "micro_batch", "micro_batch": "micro_batch", "gbs": "global_batch",
@@ -211,6 +212,7 @@ def estimate_training(
     chips: int | None = None,
     train_tokens: float | None = None,
     calibration: Calibration | None = None,
+    with_uncertainty: bool = False,
 ) -> TrainingEstimate:
     """Estimate one training step; see :class:`TrainingEstimate` for the outputs.
 
@@ -224,6 +226,8 @@ def estimate_training(
         Resize the system to this many chips first.
     train_tokens
         If given, also report the time and energy to train this many tokens.
+    with_uncertainty
+        Also give each headline figure its interval and sensitivity (about 20 more estimates).
 
     Raises
     ------
@@ -236,7 +240,15 @@ def estimate_training(
     cfg = config(TrainingConfig, parallel)
     if train_tokens is not None and train_tokens <= 0:
         raise InputError(f"expected a positive number of tokens to train, got {train_tokens}")
-    return training.estimate(m, s, cfg, calibration or load_calibration(), train_tokens)
+    cal = calibration or load_calibration()
+    est = training.estimate(m, s, cfg, cal, train_tokens)
+    if not with_uncertainty:
+        return est
+
+    def rerun(system: SystemSpec, c: Calibration) -> dict[str, Any]:
+        return training.estimate(m, system, cfg, c, train_tokens).model_dump()
+    return est.model_copy(update={"uncertainty": uncertainty(est.model_dump(), "training",
+                                                             rerun, s, cal)})
 
 
 def estimate_inference(
@@ -245,6 +257,7 @@ def estimate_inference(
     parallel: InferenceConfig | dict[str, Any] | str | None = None,
     chips: int | None = None,
     calibration: Calibration | None = None,
+    with_uncertainty: bool = False,
 ) -> InferenceEstimate:
     """Estimate prefill (TTFT) and decode; see :class:`InferenceEstimate` for the outputs.
 
@@ -259,4 +272,12 @@ def estimate_inference(
     m = resolve_model(model)
     s = resolve_system(system, chips)
     cfg = config(InferenceConfig, parallel)
-    return inference.estimate(m, s, cfg, calibration or load_calibration())
+    cal = calibration or load_calibration()
+    est = inference.estimate(m, s, cfg, cal)
+    if not with_uncertainty:
+        return est
+
+    def rerun(system: SystemSpec, c: Calibration) -> dict[str, Any]:
+        return inference.estimate(m, system, cfg, c).model_dump()
+    return est.model_copy(update={"uncertainty": uncertainty(est.model_dump(), "inference",
+                                                             rerun, s, cal)})
