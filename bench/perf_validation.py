@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,38 @@ def print_file(fr: FileResult, rows: bool) -> None:
         print("skipped because: " + "; ".join(reasons[:4]))
 
 
+def print_vendors(results: list[FileResult]) -> None:
+    """One line per vendor and regime: rows, median and max |error|, the share of rows whose
+    measurement lies inside the interval the model gives (in-sample: the residuals are the
+    intervals' own basis), and the published orderings (IPU-POD vs DGX A100) reproduced."""
+    from accelkb.perf.uncertainty import interval, residual_table
+
+    table = residual_table()
+    found = residuals.residuals(results)
+    print("\n## Per vendor and regime\n")
+    print(f"{'vendor':<11} {'regime':<10} {'kind':<9} {'rows':>5} {'median':>8} {'max':>8} "
+          f"{'inside':>7}")
+    groups: dict[tuple[str, str], list[residuals.Residual]] = {}
+    for r in found:
+        groups.setdefault((r.vendor, r.regime), []).append(r)
+    for (vendor, regime), rows in sorted(groups.items()):
+        errors = sorted(abs(r.error) for r in rows)  # |predicted / measured - 1|, own metric
+        iv = interval(1.0, "time", vendor, regime, table)
+        inside = sum(math.log(iv.low) - 1e-9 <= r.r <= math.log(iv.high) + 1e-9 for r in rows)
+        print(f"{vendor:<11} {regime:<10} {rows[0].kind:<9} {len(rows):>5} "
+              f"{100 * errors[len(errors) // 2]:>7.1f}% {100 * errors[-1]:>7.1f}% "
+              f"{100 * inside / len(rows):>6.0f}%")
+    orderings = [(fr.metric.split()[0], row) for fr in results
+                 if fr.file == "mlperf_training_ipu_vs_dgx_bert_resnet.csv" for row in fr.rows]
+    kept = sum((row.measured > 1) == (row.predicted > 1) for _, row in orderings)
+    print(f"\norderings IPU-POD vs DGX A100 (MLPerf time to train): {kept} of {len(orderings)} "
+          "reproduced")
+    for what, row in orderings:
+        ok = "yes" if (row.measured > 1) == (row.predicted > 1) else "NO"
+        print(f"  {what:<10} {row.label:<44} measured {row.measured:.3g}, model "
+              f"{row.predicted:.3g}: {ok}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[1] if __doc__ else None)
     p.add_argument("--quick", action="store_true", help="sample the big files")
@@ -77,6 +110,7 @@ def main() -> int:
     if not args.summary:
         for fr in results:
             print_file(fr, rows=True)
+    print_vendors(results)
     print("\n## Summary\n")
     print(f"{'file':<48} {'metric':<52} {'rows':>5} {'median':>8} {'max':>8}")
     for fr in results:

@@ -46,6 +46,7 @@ class Residual:
     kind: str  # "measured" or "claims"
     r: float
     file: str
+    error: float  # predicted / measured - 1, in the row's own metric
 
 
 def residuals(results: list[FileResult]) -> list[Residual]:
@@ -69,7 +70,7 @@ def residuals(results: list[FileResult]) -> list[Residual]:
                 continue
             ratio = row.measured / row.predicted
             r = math.log(ratio) if sense == "time" else -math.log(ratio)
-            out.append(Residual(vendor, regime, kind, r, fr.file))
+            out.append(Residual(vendor, regime, kind, r, fr.file, row.error))
     return out
 
 
