@@ -102,6 +102,14 @@ def _load_json(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` names a file; a name no file can have (too long, a NUL) is a name."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def resolve_model(model: ModelSpec | str | Path) -> ModelSpec:
     """Turn a spec, a JSON file or a knowledge-base name into a :class:`ModelSpec`.
 
@@ -113,7 +121,7 @@ def resolve_model(model: ModelSpec | str | Path) -> ModelSpec:
     if isinstance(model, ModelSpec):
         return model
     path = Path(model)
-    if path.suffix == ".json" or path.is_file():
+    if path.suffix == ".json" or _is_file(path):
         data = _load_json(path, "model")
         data.setdefault("name", path.stem)
         try:
@@ -137,7 +145,7 @@ def resolve_system(system: SystemSpec | str | Path, chips: int | None = None) ->
         spec = system
     else:
         path = Path(system)
-        if path.suffix == ".json" or path.is_file():
+        if path.suffix == ".json" or _is_file(path):
             try:
                 spec = SystemSpec.model_validate(_load_json(path, "system"))
             except pydantic.ValidationError as exc:
