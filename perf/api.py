@@ -255,8 +255,8 @@ def estimate_training(
 
     def rerun(system: SystemSpec, c: Calibration) -> dict[str, Any]:
         return training.estimate(m, system, cfg, c, train_tokens).model_dump()
-    return est.model_copy(update={"uncertainty": uncertainty(est.model_dump(), "training",
-                                                             rerun, s, cal)})
+    ranges, foreign = uncertainty(est.model_dump(), "training", rerun, s, cal)
+    return est.model_copy(update={"uncertainty": ranges, "foreign_constants": foreign})
 
 
 def estimate_inference(
@@ -287,5 +287,5 @@ def estimate_inference(
 
     def rerun(system: SystemSpec, c: Calibration) -> dict[str, Any]:
         return inference.estimate(m, system, cfg, c).model_dump()
-    return est.model_copy(update={"uncertainty": uncertainty(est.model_dump(), "inference",
-                                                             rerun, s, cal)})
+    ranges, foreign = uncertainty(est.model_dump(), "inference", rerun, s, cal)
+    return est.model_copy(update={"uncertainty": ranges, "foreign_constants": foreign})

@@ -95,6 +95,9 @@ class InferenceEstimate(BaseModel):
         default=None, description="per headline figure: its interval (from the validation "
         "residuals of the chip's vendor and regime) and the three constants or facts it "
         "depends on most; None unless asked for (accelkb.perf.uncertainty)")
+    foreign_constants: dict[str, list[str]] | None = Field(
+        default=None, description="calibration constants the estimate uses that were fitted "
+        "only on other vendors' measurements: name -> those vendors (with the uncertainty)")
     collectives: SkipValidation[dict[str, CollectiveTiming]] = Field(
         default_factory=dict, description="each collective of the estimate by role (decode_tp_"
         "all_reduce, decode_pipeline_hop, prefill_...): its time and source (schedule or "

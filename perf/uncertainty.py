@@ -163,7 +163,8 @@ def _perturbations(system: SystemSpec, cal: Calibration
 
 def sensitivities(run: Run, system: SystemSpec, cal: Calibration, figures: dict[str, float],
                   top: int = 3) -> dict[str, list[Sensitivity]]:
-    """Per figure, the ``top`` constants or facts whose ±50 % moves it most."""
+    """Per figure, the ``top`` constants or facts whose ±50 % moves it most (under the key
+    ``""``, every constant or fact that moves any figure at all)."""
     moved: dict[str, list[tuple[float, Sensitivity]]] = {f: [] for f in figures}
     for name, vary in _perturbations(system, cal):
         at: dict[float, dict[str, Any] | None] = {}
@@ -179,8 +180,25 @@ def sensitivities(run: Run, system: SystemSpec, cal: Calibration, figures: dict[
             if spread > 1e-9:
                 moved[fig].append((spread, Sensitivity(name=name, at_minus_50=low,
                                                        at_plus_50=high)))
-    return {fig: [s for _, s in sorted(rows, key=lambda x: -x[0])[:top]]
-            for fig, rows in moved.items()}
+    out = {fig: [s for _, s in sorted(rows, key=lambda x: -x[0])[:top]]
+           for fig, rows in moved.items()}
+    out[""] = [s for rows in moved.values() for _, s in rows]
+    return out
+
+
+def foreign_constants(used: list[str], vendor: str | None) -> dict[str, list[str]]:
+    """The calibration constants among ``used`` that were fitted only on other vendors'
+    measurements than ``vendor``'s: name -> the vendors they were fitted on."""
+    from .calibration import calibration_document
+
+    doc = calibration_document()
+    out = {}
+    for name in used:
+        key = name.removeprefix("calibration ")
+        fitted = list(doc.get(key, {}).get("fitted_on_vendors", []))  # type: ignore[call-overload]
+        if name.startswith("calibration ") and vendor not in fitted:
+            out[key] = fitted
+    return dict(sorted(out.items()))
 
 
 def _get(estimate: dict[str, Any] | None, figure: str) -> float | None:
@@ -191,8 +209,10 @@ def _get(estimate: dict[str, Any] | None, figure: str) -> float | None:
 
 
 def uncertainty(estimate: dict[str, Any], phase: str, run: Run, system: SystemSpec,
-                cal: Calibration) -> dict[str, Uncertainty]:
-    """Interval and sensitivity of each headline figure of ``estimate`` (a model_dump)."""
+                cal: Calibration) -> tuple[dict[str, Uncertainty], dict[str, list[str]]]:
+    """Interval and sensitivity of each headline figure of ``estimate`` (a model_dump), and the
+    calibration constants it uses that were fitted on other vendors (:func:`foreign_constants`).
+    """
     figures: dict[str, tuple[str, str]] = (
         {k: ("training", v) for k, v in TRAINING_FIGURES.items()} if phase == "training"
         else dict(INFERENCE_FIGURES))
@@ -200,5 +220,7 @@ def uncertainty(estimate: dict[str, Any], phase: str, run: Run, system: SystemSp
               if isinstance(estimate.get(k), int | float) and estimate[k] > 0}
     sens = sensitivities(run, system, cal, values)
     vendor = system.chip.vendor
-    return {k: Uncertainty(interval=interval(v, figures[k][1], vendor, figures[k][0]),
-                           sensitivity=sens[k]) for k, v in values.items()}
+    used = sorted({s.name for s in sens.pop("")})
+    return ({k: Uncertainty(interval=interval(v, figures[k][1], vendor, figures[k][0]),
+                            sensitivity=sens[k]) for k, v in values.items()},
+            foreign_constants(used, vendor))

@@ -80,6 +80,12 @@ def _human(data: dict[str, Any], phase: str) -> str:
             line += f"   range {iv['low']:.4g} - {iv['high']:.4g}"
         lines.append(line)
     lines += _uncertainty_lines(ranges)
+    foreign: dict[str, list[str]] = {}
+    for name, vendors in (data.get("foreign_constants") or {}).items():
+        foreign.setdefault(", ".join(vendors) or "no", []).append(name)
+    for vendors, names in foreign.items():
+        lines.append(f"  note: fitted only on {vendors} measurements, applied to this other "
+                     f"vendor's chip: {', '.join(names)}")
     lines.append("  memory per chip:")
     for tier, b in data["memory_per_chip_bytes"].items():
         lines.append(f"    {tier:<26} {_fmt_bytes(b)}")

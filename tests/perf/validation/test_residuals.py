@@ -85,3 +85,6 @@ def test_estimate_json_gives_each_headline_figure_a_range_and_its_dependencies(
     if argv[0] == "inference":  # the GPU-fitted software constant is what Groq's figure rests on
         names = [s["name"] for s in ranges[figure]["sensitivity"]]
         assert names[0] == "calibration collective_step_latency_s"
+        assert out["foreign_constants"]["collective_step_latency_s"] == ["nvidia"]
+    else:  # NVIDIA's own constants on an NVIDIA chip
+        assert out["foreign_constants"] == {}
