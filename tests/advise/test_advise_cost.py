@@ -1,0 +1,66 @@
+"""advise --goal cost / energy (issue 26): the baseline minimises $ or J per token under a
+per-user speed target, the report is titled and answered for cost, and prices every system."""
+
+from __future__ import annotations
+
+import pytest
+
+from accelkb.advise import advise
+from accelkb.advise.report import render
+from accelkb.errors import InputError
+from accelkb.knowledge import KnowledgeBase
+
+PRICE = """
+@prefix ak: <https://w3id.org/accelkb/schema#> .
+@prefix kb: <https://w3id.org/accelkb/data/> .
+@prefix dcterms: <http://purl.org/dc/terms/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix my: <https://example.org/prices/> .
+my:page a ak:Source ; dcterms:title "A cloud's price page" ; dcterms:publisher "Cloud" ;
+    dcterms:date "2026-11-01"^^xsd:date ; ak:sourceKind ak:VendorDocument .
+my:h100 a ak:PriceQuote ; rdfs:label "8-GPU instance" ; ak:priceOf kb:dgx-h100 ;
+    ak:priceKind ak:CloudOnDemand ; ak:provider "Cloud" ; ak:offering "x8" ;
+    ak:observedOn "2026-11-01"^^xsd:date ; ak:chipsPriced 8 ; ak:usdPerHour 80.0 ;
+    dcterms:source my:page ; ak:confidence ak:Medium .
+"""
+
+
+@pytest.fixture(scope="module")
+def priced(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
+    path = tmp_path_factory.mktemp("prices") / "prices.ttl"
+    path.write_text(PRICE, encoding="utf-8")
+    return KnowledgeBase([str(path)])
+
+
+def test_goal_cost_batches_up_to_the_speed_target_and_prices_it(priced: KnowledgeBase) -> None:
+    a = advise("dgx-h100", "llama2-70b-inference", goal="cost", kb=priced, slo=20.0)
+    assert a.question == "How can llama2-70b-inference run cheaper on dgx-h100?"
+    assert a.baseline.configuration["batch"] > 1  # batch 1 is the latency answer, not the cost one
+    assert a.baseline.tokens_per_s_per_user >= 20.0
+    assert "keeping 20 tokens/s per user" in a.baseline_note
+    row = a.costs[0]
+    assert row.system == "dgx-h100" and row.usd_per_hour == 80.0
+    assert row.usd_per_million_tokens == pytest.approx(80.0 / (a.baseline.tokens_per_s * 3600)
+                                                       * 1e6)
+    assert a.answer.startswith("At dgx-h100's price, a million tokens cost $")
+    text = render(a, "md")
+    assert "## Cost and energy" in text and "$80.00" in text
+    # without the target the batch grows further, and each token costs less
+    loose = advise("dgx-h100", "llama2-70b-inference", goal="cost", kb=priced)
+    assert loose.baseline.configuration["batch"] >= a.baseline.configuration["batch"]
+    assert loose.costs[0].usd_per_million_tokens <= row.usd_per_million_tokens
+
+
+def test_goal_energy_minimises_joules_and_says_so_without_a_price() -> None:
+    a = advise("dgx-a100", "llama2-70b-inference", goal="energy", slo=10.0)
+    assert "fewest joules per token" in a.baseline_note
+    assert a.answer.startswith("dgx-a100 does ")
+    latency = advise("dgx-a100", "llama2-70b-inference", goal="latency")
+    assert a.baseline.joules_per_token < latency.baseline.joules_per_token
+    assert "no price" in a.costs[0].note or "expected a price" in a.costs[0].note
+
+
+def test_an_unreachable_speed_target_is_a_clear_error() -> None:
+    with pytest.raises(InputError, match="no batch keeps 100000 tokens/s per user"):
+        advise("dgx-a100", "llama2-70b-inference", goal="cost", slo=1e5)
