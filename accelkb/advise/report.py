@@ -161,8 +161,12 @@ def _md_to_html(md: str) -> str:
 
     while i < len(lines):
         line = lines[i]
-        if line.startswith("<svg"):
-            out.append(f"<figure>{line}</figure>")
+        if line.startswith("<svg"):  # our own figures: the whole element, over its lines
+            figure = [line]
+            while "</svg>" not in figure[-1] and i + 1 < len(lines):
+                i += 1
+                figure.append(lines[i])
+            out.append("<figure>" + "\n".join(figure) + "</figure>")
         elif line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
             out.append(f"<h{level}>{inline(line[level:].strip())}</h{level}>")

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
-from accelkb.perf.cost.from_kb import choose, facility, system_quotes
+from accelkb.perf.cost.from_kb import choose, facility, market, system_quotes
 from accelkb.perf.cost.model import (
     Facility,
     Figure,
@@ -81,14 +81,24 @@ def cost_of(estimate: dict[str, Any], phase: str, system: str, chips: int,
             raise InputError(f"expected {option} > 0 (a finite number), got {value}")
     if pue is not None and not 1.0 <= pue <= 5.0:
         raise InputError(f"expected --pue between 1 and 5 (facility power / IT power), got {pue}")
+    spread = None
     if price is not None:
         quote = PriceQuote(kind="override", chips=1, usd_per_hour=price, confidence="High",
                            source="--price")
     else:
-        quote = choose(system_quotes(system, kb))
+        quotes = system_quotes(system, kb)
+        quote = choose(quotes)
+        spread = market(quotes, quote.kind)
+        if spread is not None:
+            quote = spread[0]
     fac = overridden(facility(kb), kwh_price, pue)
     power = estimate.get("power_w")
     hour = hourly_cost(chips, quote, power, fac if quote.kind == "purchase" else None)
+    if spread is not None:  # the providers' spread is the range, not the quote's confidence
+        _, low, high, line = spread
+        hour = Figure(usd=hour.usd, low=min(hour.usd, low * chips),
+                      high=max(hour.usd, high * chips),
+                      basis=[line, *[b for b in hour.basis if not b.startswith("range x/÷")]])
     rate_key = "tokens_per_s" if phase == "training" else "end_to_end_tokens_per_s"
     tokens = per_million_tokens(hour, float(estimate[rate_key]))
     jpt = estimate.get("joules_per_token")

@@ -95,13 +95,16 @@ def system_quotes(name: str, kb: KnowledgeBase | None = None) -> list[PriceQuote
 
 
 def facility(kb: KnowledgeBase | None = None) -> Facility | None:
-    """The knowledge base's facility assumptions (the first ``ak:FacilityAssumption`` that has
-    all four figures), or None."""
+    """The knowledge base's facility assumptions, or None: the first ``ak:FacilityAssumption``
+    with all four figures, a user's own (outside the bundled ``kb:`` namespace) before the
+    bundled defaults."""
     from rdflib.namespace import RDF
 
     kb = kb or default_kb()
     g = kb.asserted
-    for node in sorted(g.subjects(RDF.type, AK.FacilityAssumption), key=str):
+    bundled = "https://w3id.org/accelkb/data/"
+    for node in sorted(g.subjects(RDF.type, AK.FacilityAssumption),
+                       key=lambda n: (str(n).startswith(bundled), str(n))):
         values = {k: _num(g, node, p) for k, p in (
             ("pue", AK.pue), ("usd_per_kwh", AK.usdPerKilowattHour),
             ("amortisation_years", AK.amortisationYears), ("utilisation", AK.utilisation))}
@@ -110,6 +113,26 @@ def facility(kb: KnowledgeBase | None = None) -> Facility | None:
                             basis=f"facility assumptions {_text(g, node, AK.shortName) or node}"
                             f" ({_confidence(g, node)} confidence; {_source(g, node)})")
     return None
+
+
+def market(quotes: list[PriceQuote], kind: str = "cloud"
+           ) -> tuple[PriceQuote, float, float, str] | None:
+    """The market for ``kind`` prices: each provider's newest quote, the one with the median
+    rate per chip-hour, the lowest and highest rates per chip-hour, and a line saying so.
+    None with fewer than two providers (a single quote has no market spread)."""
+    newest: dict[str, PriceQuote] = {}
+    for q in quotes:  # newest first
+        if q.kind == kind and q.usd_per_hour is not None and q.provider not in newest:
+            newest[q.provider] = q
+    if len(newest) < 2:
+        return None
+    ranked = sorted(newest.values(), key=lambda q: (q.usd_per_hour or 0) / (q.chips or 1))
+    rates = [(q.usd_per_hour or 0) / (q.chips or 1) for q in ranked]
+    mid = ranked[(len(ranked) - 1) // 2]
+    line = (f"median of {len(ranked)} providers' newest {kind} rates per chip-hour: "
+            f"${rates[0]:,.2f} ({ranked[0].provider}) to ${rates[-1]:,.2f} "
+            f"({ranked[-1].provider})")
+    return mid, rates[0], rates[-1], line
 
 
 def choose(quotes: list[PriceQuote], prefer: str = "cloud") -> PriceQuote:

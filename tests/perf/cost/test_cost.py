@@ -4,37 +4,39 @@ overrides, and the figures' basis."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from accelkb.cli import main
+from conftest import REPO
 from accelkb.errors import InputError
 from accelkb.perf.cost.model import Facility, PriceQuote, hourly_cost, per_million_tokens
 
-PRICES = """
-@prefix ak: <https://w3id.org/accelkb/schema#> .
+#: A user's own chip and systems (the data README's worked example, prefix my:), which no
+#: bundled price covers, so these quotes are the only ones for them.
+WORKED = re.search(r"<!-- worked-example -->\n```turtle\n(.*?)```",
+                   (REPO / "ontology" / "data" / "README.md").read_text(encoding="utf-8"),
+                   re.S).group(1)  # type: ignore[union-attr]
+PRICES = WORKED + """
 @prefix kb: <https://w3id.org/accelkb/data/> .
-@prefix dcterms: <http://purl.org/dc/terms/> .
-@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
-@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
-@prefix my: <https://example.org/prices/> .
-my:page a ak:Source ; dcterms:title "A cloud's price page" ; dcterms:publisher "Cloud" ;
+my:price-page a ak:Source ; dcterms:title "A cloud's price page" ; dcterms:publisher "Cloud" ;
     dcterms:date "2026-11-01"^^xsd:date ; ak:sourceKind ak:VendorDocument .
-my:old a ak:PriceQuote ; rdfs:label "8-GPU instance, 2025" ; ak:priceOf kb:dgx-h100 ;
+my:price-old a ak:PriceQuote ; rdfs:label "8-chip instance, 2025" ; ak:priceOf my:node ;
     ak:priceKind ak:CloudOnDemand ; ak:provider "Cloud" ; ak:offering "x8" ; ak:region "us" ;
     ak:observedOn "2025-01-01"^^xsd:date ; ak:chipsPriced 8 ; ak:usdPerHour 98.0 ;
-    dcterms:source my:page ; ak:confidence ak:High .
-my:new a ak:PriceQuote ; rdfs:label "8-GPU instance, 2026" ; ak:priceOf kb:dgx-h100 ;
+    dcterms:source my:price-page ; ak:confidence ak:High .
+my:price-new a ak:PriceQuote ; rdfs:label "8-chip instance, 2026" ; ak:priceOf my:node ;
     ak:priceKind ak:CloudOnDemand ; ak:provider "Cloud" ; ak:offering "x8" ; ak:region "us" ;
     ak:observedOn "2026-11-01"^^xsd:date ; ak:chipsPriced 8 ; ak:usdPerHour 80.0 ;
-    dcterms:source my:page ; ak:confidence ak:Medium .
-my:pod a ak:PriceQuote ; rdfs:label "an IPU-POD16, as reported" ; ak:priceOf kb:ipu-pod16 ;
+    dcterms:source my:price-page ; ak:confidence ak:Medium .
+my:price-pod a ak:PriceQuote ; rdfs:label "an IPU-POD16, as reported" ; ak:priceOf kb:ipu-pod16 ;
     ak:priceKind ak:Purchase ; ak:observedOn "2021-01-01"^^xsd:date ; ak:chipsPriced 16 ;
-    ak:usdPurchase 150000.0 ; dcterms:source my:page ; ak:confidence ak:Low .
-my:facility a ak:FacilityAssumption ; rdfs:label "a facility" ; ak:pue 1.5 ;
+    ak:usdPurchase 150000.0 ; dcterms:source my:price-page ; ak:confidence ak:Low .
+my:price-facility a ak:FacilityAssumption ; rdfs:label "a facility" ; ak:pue 1.5 ;
     ak:usdPerKilowattHour 0.1 ; ak:amortisationYears 4 ; ak:utilisation 0.8 ;
-    dcterms:source my:page ; ak:confidence ak:Low .
+    dcterms:source my:price-page ; ak:confidence ak:Low .
 """
 
 
@@ -52,7 +54,7 @@ def _estimate(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
 
 def test_a_cloud_rate_prices_whole_instances_and_tokens(prices: str,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    out = _estimate(capsys, "inference", "--model", "llama2-70b", "--system", "dgx-h100",
+    out = _estimate(capsys, "inference", "--model", "my-llama3-8b", "--system", "my-npu-node",
                     "--parallel", "tp=8,batch=64,in=512,out=512", "--data", prices)
     cost = out["cost"]
     assert cost["quote"]["usd_per_hour"] == 80.0  # the newest quote, not the 2025 one
@@ -61,6 +63,7 @@ def test_a_cloud_rate_prices_whole_instances_and_tokens(prices: str,
     per = 80.0 / (out["end_to_end_tokens_per_s"] * 3600) * 1e6
     assert cost["usd_per_million_tokens"]["usd"] == pytest.approx(per)
     assert cost["kwh_per_million_tokens"] == pytest.approx(out["joules_per_token"] * 1.5 / 3.6)
+    assert cost["facility"]["pue"] == 1.5  # the file's facility, read before the bundled one
     assert cost["tokens_per_joule"] == pytest.approx(1 / out["joules_per_token"])
     assert any("Cloud, x8, us, 2026-11-01" in b for b in cost["usd_per_hour"]["basis"])
 
@@ -81,7 +84,7 @@ def test_a_purchase_is_amortised_and_its_energy_added(prices: str,
 
 
 def test_overrides_and_their_errors(prices: str, capsys: pytest.CaptureFixture[str]) -> None:
-    out = _estimate(capsys, "inference", "--model", "llama2-70b", "--system", "dgx-h100",
+    out = _estimate(capsys, "inference", "--model", "my-llama3-8b", "--system", "my-npu-node",
                     "--parallel", "tp=8,batch=8", "--price", "2.5", "--pue", "1.2",
                     "--data", prices)
     assert out["cost"]["usd_per_hour"]["usd"] == pytest.approx(8 * 2.5)
@@ -95,9 +98,20 @@ def test_overrides_and_their_errors(prices: str, capsys: pytest.CaptureFixture[s
 
 
 def test_no_price_is_said_not_an_error(capsys: pytest.CaptureFixture[str]) -> None:
-    out = _estimate(capsys, "inference", "--model", "llama2-70b", "--system", "sn40l-node",
-                    "--parallel", "tp=8")
+    out = _estimate(capsys, "inference", "--model", "llama2-70b", "--system", "groq-576",
+                    "--parallel", "tp=8,pp=72,precision=int8")
     assert "expected a price for the system, got none" in out["cost"]["unavailable"]
+
+
+def test_several_providers_give_the_median_and_their_spread(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The bundled prices: each provider's newest rate; the median is the figure, the cheapest
+    and dearest provider the range."""
+    out = _estimate(capsys, "inference", "--model", "llama2-70b", "--system", "dgx-h100",
+                    "--parallel", "tp=8,batch=8")
+    hour = out["cost"]["usd_per_hour"]
+    assert hour["low"] < hour["usd"] < hour["high"]
+    assert hour["basis"][0].startswith("median of ") and "providers' newest cloud" in hour["basis"][0]
 
 
 def test_a_purchase_needs_facility_assumptions() -> None:
