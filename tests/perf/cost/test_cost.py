@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from accelkb.cli import main
-from conftest import REPO
 from accelkb.errors import InputError
 from accelkb.perf.cost.model import Facility, PriceQuote, hourly_cost, per_million_tokens
 
