@@ -14,6 +14,7 @@ from rdflib import URIRef
 
 from accelkb.advise.advice import Comparison, Estimate, Recommendation, ScalingPoint, WhatIf
 from accelkb.advise.baseline import best_inference_config, best_training_config
+from accelkb.advise.findings import clip as find_clip
 from accelkb.advise.kbfacts import local
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
@@ -303,7 +304,7 @@ def scaling(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt: 
                                  goal, slo)
         except InputError as exc:
             points.append(ScalingPoint(chips=n, time_s=None, tokens_per_s=None,
-                                       note=str(exc).splitlines()[0][:160]))
+                                       note=find_clip(str(exc).splitlines()[0], 160)))
             continue
         e = as_estimate(est)
         points.append(ScalingPoint(chips=n, time_s=e.time_s, tokens_per_s=e.tokens_per_s,

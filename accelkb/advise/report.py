@@ -45,7 +45,7 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
         L.append(f"| tokens/s per user | {b.tokens_per_s_per_user:,.1f} |")
     if b.ttft_s is not None:
         L.append(f"| time to first token | {_t(b.ttft_s, 'inference')} |")
-    L.append(f"| MFU | {100 * b.mfu:.1f} % |")
+    L.append(f"| MFU | {100 * b.mfu:.2g} % |")  # decode on 576 chips: 0.0063 %, not "0.0 %"
     L.append(f"| memory per chip | {_mem(b)} |")
     if b.joules_per_token is not None:
         L.append(f"| energy | {b.joules_per_token:.3g} J/token at {b.power_w or 0:,.0f} W |")

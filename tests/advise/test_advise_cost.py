@@ -70,3 +70,17 @@ def test_goal_energy_minimises_joules_and_says_so_without_a_price() -> None:
 def test_an_unreachable_speed_target_is_a_clear_error() -> None:
     with pytest.raises(InputError, match="no batch keeps 100000 tokens/s per user"):
         advise("dgx-a100", "llama2-70b-inference", goal="cost", slo=1e5)
+
+
+def test_long_reasons_are_shortened_at_a_clause_or_a_word_never_mid_word() -> None:
+    """Issue 27: the Answer was cut at 120 characters mid-word ('...intensity): str.')."""
+    from accelkb.advise.findings import clip
+
+    reason = ("constraint-streaming-intensity: streams weights at 4423 FLOP/byte, needs 5529; "
+              "and more detail that does not belong in one sentence")
+    assert clip(reason, 100) == ("constraint-streaming-intensity: streams weights at 4423 "
+                                 "FLOP/byte, needs 5529")
+    words = "groqchip " * 40
+    cut = clip(words, 50)
+    assert cut.endswith("...") and cut[:-3].split() == ["groqchip"] * 5
+    assert clip("short.", 50) == "short"
