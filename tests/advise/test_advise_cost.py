@@ -84,3 +84,14 @@ def test_long_reasons_are_shortened_at_a_clause_or_a_word_never_mid_word() -> No
     cut = clip(words, 50)
     assert cut.endswith("...") and cut[:-3].split() == ["groqchip"] * 5
     assert clip("short.", 50) == "short"
+
+
+def test_goal_cost_on_groq_takes_a_larger_batch_than_goal_latency() -> None:
+    """Issue 26: on groq-576 the cheapest tokens come from a full pipeline of requests, not the
+    one-request stream that gives the lowest latency."""
+    cost = advise("groq-576", "llama2-70b-inference", goal="cost")
+    latency = advise("groq-576", "llama2-70b-inference", goal="latency")
+    assert latency.baseline.configuration["batch"] == 1
+    assert cost.baseline.configuration["batch"] > 1
+    assert cost.baseline.tokens_per_s > 10 * latency.baseline.tokens_per_s
+    assert cost.costs[0].tokens_per_joule > latency.costs[0].tokens_per_joule
