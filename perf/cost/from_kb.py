@@ -110,8 +110,7 @@ def facility(kb: KnowledgeBase | None = None) -> Facility | None:
             ("amortisation_years", AK.amortisationYears), ("utilisation", AK.utilisation))}
         if all(v is not None for v in values.values()):
             return Facility(**values,  # type: ignore[arg-type]
-                            basis=f"facility assumptions {_text(g, node, AK.shortName) or node}"
-                            f" ({_confidence(g, node)} confidence; {_source(g, node)})")
+                            basis=_facility_basis(g, node, values))
     return None
 
 
@@ -133,6 +132,27 @@ def market(quotes: list[PriceQuote], kind: str = "cloud"
             f"${rates[0]:,.2f} ({ranked[0].provider}) to ${rates[-1]:,.2f} "
             f"({ranked[-1].provider})")
     return mid, rates[0], rates[-1], line
+
+
+def _facility_basis(g: Graph, node: Any, values: dict[str, float | None]) -> str:
+    """'facility assumptions NAME: PUE 1.58 (Medium, source), ...' from the node's provenance."""
+    from rdflib.namespace import DCTERMS
+
+    said = {AK.pue: f"PUE {values['pue']:g}",
+            AK.usdPerKilowattHour: f"${values['usd_per_kwh']:g}/kWh",
+            AK.amortisationYears: f"{values['amortisation_years']:g} years",
+            AK.utilisation: f"utilisation {values['utilisation']:g}"}
+    parts = []
+    for prop, text in said.items():
+        how = next((p for p in g.objects(node, AK.provenance)
+                    if (p, AK.forProperty, prop) in g), None)
+        if how is None:
+            parts.append(f"{text} ({_confidence(g, node)})")
+            continue
+        src = g.value(how, DCTERMS.source)
+        title = _text(g, src, DCTERMS.title) if src is not None else ""
+        parts.append(f"{text} ({_confidence(g, how)}" + (f", {title}" if title else "") + ")")
+    return f"facility assumptions {str(node).rsplit('/', 1)[-1]}: " + "; ".join(parts)
 
 
 def choose(quotes: list[PriceQuote], prefer: str = "cloud") -> PriceQuote:
