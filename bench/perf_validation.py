@@ -1,9 +1,10 @@
-"""Print the performance model's error on every published measurement in ../shared/validation/.
+"""Print the performance model's error on every published measurement shipped in perf/validation/data/.
 
     python bench/perf_validation.py            # all rows, table per file + summary
     python bench/perf_validation.py --quick    # sample the big files
     python bench/perf_validation.py --summary  # only the per-file median / max table
     python bench/perf_validation.py --fit      # refit the calibration constants (grid search)
+    python bench/perf_validation.py --residuals  # rewrite perf/data/residuals.json (intervals)
 
 Systems come from the knowledge base (accelkb.perf.from_kb); when that adapter is not installed
 the explicit datasheet specs of tests/perf_fixtures.py stand in (a note says so).
@@ -13,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from accelkb.perf.calibration import load_calibration
-from accelkb.perf.validation import fit
+from accelkb.perf.validation import fit, residuals
 from accelkb.perf.validation.others import run_all
 from accelkb.perf.validation.training import FileResult, SystemResolver
 
@@ -48,11 +51,45 @@ def print_file(fr: FileResult, rows: bool) -> None:
         print("skipped because: " + "; ".join(reasons[:4]))
 
 
+def print_vendors(results: list[FileResult]) -> None:
+    """One line per vendor and regime: rows, median and max |error|, the share of rows whose
+    measurement lies inside the interval the model gives (in-sample: the residuals are the
+    intervals' own basis), and the published orderings (IPU-POD vs DGX A100) reproduced."""
+    from accelkb.perf.uncertainty import interval, residual_table
+
+    table = residual_table()
+    found = residuals.residuals(results)
+    print("\n## Per vendor and regime\n")
+    print(f"{'vendor':<11} {'regime':<10} {'kind':<9} {'rows':>5} {'median':>8} {'max':>8} "
+          f"{'inside':>7}")
+    groups: dict[tuple[str, str], list[residuals.Residual]] = {}
+    for r in found:
+        groups.setdefault((r.vendor, r.regime), []).append(r)
+    for (vendor, regime), rows in sorted(groups.items()):
+        errors = sorted(abs(r.error) for r in rows)  # |predicted / measured - 1|, own metric
+        iv = interval(1.0, "time", vendor, regime, table)
+        inside = sum(math.log(iv.low) - 1e-9 <= r.r <= math.log(iv.high) + 1e-9 for r in rows)
+        print(f"{vendor:<11} {regime:<10} {rows[0].kind:<9} {len(rows):>5} "
+              f"{100 * errors[len(errors) // 2]:>7.1f}% {100 * errors[-1]:>7.1f}% "
+              f"{100 * inside / len(rows):>6.0f}%")
+    orderings = [(fr.metric.split()[0], row) for fr in results
+                 if fr.file == "mlperf_training_ipu_vs_dgx_bert_resnet.csv" for row in fr.rows]
+    kept = sum((row.measured > 1) == (row.predicted > 1) for _, row in orderings)
+    print(f"\norderings IPU-POD vs DGX A100 (MLPerf time to train): {kept} of {len(orderings)} "
+          "reproduced")
+    for what, row in orderings:
+        ok = "yes" if (row.measured > 1) == (row.predicted > 1) else "NO"
+        print(f"  {what:<10} {row.label:<44} measured {row.measured:.3g}, model "
+              f"{row.predicted:.3g}: {ok}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[1] if __doc__ else None)
     p.add_argument("--quick", action="store_true", help="sample the big files")
     p.add_argument("--summary", action="store_true", help="only the per-file summary")
     p.add_argument("--fit", action="store_true", help="refit the calibration constants")
+    p.add_argument("--residuals", action="store_true",
+                   help="rewrite perf/data/residuals.json, the basis of every interval")
     args = p.parse_args()
     systems, where = resolver()
     cal = load_calibration()
@@ -65,9 +102,15 @@ def main() -> int:
                   + ", ".join(f"{k}: {m:.3f}, {x:.3f}" for k, (m, x) in res.errors.items()))
         return 0
     results = run_all(systems, cal, quick=args.quick)
+    if args.residuals:
+        target = Path(__file__).resolve().parents[1] / "perf" / "data" / "residuals.json"
+        table = residuals.summary(residuals.residuals(results))
+        target.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {target}")
     if not args.summary:
         for fr in results:
             print_file(fr, rows=True)
+    print_vendors(results)
     print("\n## Summary\n")
     print(f"{'file':<48} {'metric':<52} {'rows':>5} {'median':>8} {'max':>8}")
     for fr in results:

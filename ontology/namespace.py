@@ -26,6 +26,8 @@ class AK(DefinedNamespace):
     Card: URIRef
     Chip: URIRef
     ChipToChipLink: URIRef
+    CloudCommitted: URIRef
+    CloudOnDemand: URIRef
     Component: URIRef
     ComputeUnit: URIRef
     Confidence: URIRef
@@ -53,6 +55,7 @@ class AK(DefinedNamespace):
     FP16: URIRef
     FP32: URIRef
     FP8: URIRef
+    FacilityAssumption: URIRef
     FatTree: URIRef
     Forum: URIRef
     FullyConnected: URIRef
@@ -86,6 +89,7 @@ class AK(DefinedNamespace):
     OptimizationScheme: URIRef
     OutputTokensPerSecondPerUser: URIRef
     PeerReviewedPaper: URIRef
+    PerTokenApi: URIRef
     Phase: URIRef
     Pod: URIRef
     Precision: URIRef
@@ -96,8 +100,11 @@ class AK(DefinedNamespace):
     PreconditionUnmet: URIRef
     Prefill: URIRef
     PrefixConvention: URIRef
+    PriceKind: URIRef
+    PriceQuote: URIRef
     PropertyClaim: URIRef
     Provenance: URIRef
+    Purchase: URIRef
     QuantityProperty: URIRef
     RATIO: URIRef
     Rack: URIRef
@@ -131,6 +138,7 @@ class AK(DefinedNamespace):
     aboutWorkload: URIRef
     activeChipCount: URIRef
     aggregateMemoryTier: URIRef
+    amortisationYears: URIRef
     appliedOptimization: URIRef
     appliesToPhase: URIRef
     appliesToVendor: URIRef
@@ -162,6 +170,7 @@ class AK(DefinedNamespace):
     chipCount: URIRef
     chipLink: URIRef
     chipLinkCount: URIRef
+    chipsPriced: URIRef
     chipsUsed: URIRef
     claimedValue: URIRef
     clockHertz: URIRef
@@ -250,7 +259,9 @@ class AK(DefinedNamespace):
     note: URIRef
     objectiveName: URIRef
     objectiveValue: URIRef
+    observedOn: URIRef
     offChipMemoryBytes: URIRef
+    offering: URIRef
     onChipMemoryBytes: URIRef
     optimization: URIRef
     outputTokens: URIRef
@@ -276,14 +287,19 @@ class AK(DefinedNamespace):
     predictedSpeedup: URIRef
     predictedTimeAfterSeconds: URIRef
     predictedTimeBeforeSeconds: URIRef
+    priceKind: URIRef
+    priceOf: URIRef
     processNode: URIRef
     provenance: URIRef
     providedByFeature: URIRef
+    provider: URIRef
+    pue: URIRef
     rank: URIRef
     rankInAdvice: URIRef
     rationale: URIRef
     recommendationStatus: URIRef
     recommends: URIRef
+    region: URIRef
     reportedMemoryReduction: URIRef
     reportedSpeedup: URIRef
     requires: URIRef
@@ -314,7 +330,13 @@ class AK(DefinedNamespace):
     topologyKind: URIRef
     transistorCount: URIRef
     url: URIRef
+    usdPerHour: URIRef
+    usdPerKilowattHour: URIRef
+    usdPerMillionInputTokens: URIRef
+    usdPerMillionOutputTokens: URIRef
+    usdPurchase: URIRef
     usesLink: URIRef
+    utilisation: URIRef
     vendor: URIRef
     vendorName: URIRef
     violatesConstraint: URIRef

@@ -29,6 +29,7 @@ from .calibration import Calibration, load_calibration
 from .inference import InferenceConfig, InferenceEstimate
 from .specs import ModelSpec, SystemSpec
 from .training import TrainingConfig, TrainingEstimate
+from .uncertainty import uncertainty
 
 _ALIASES = {
     "mb": "micro_batch", "micro_batch": "micro_batch", "gbs": "global_batch",
@@ -101,6 +102,14 @@ def _load_json(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` names a file; a name no file can have (too long, a NUL) is a name."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def resolve_model(model: ModelSpec | str | Path) -> ModelSpec:
     """Turn a spec, a JSON file or a knowledge-base name into a :class:`ModelSpec`.
 
@@ -112,7 +121,7 @@ def resolve_model(model: ModelSpec | str | Path) -> ModelSpec:
     if isinstance(model, ModelSpec):
         return model
     path = Path(model)
-    if path.suffix == ".json" or path.is_file():
+    if path.suffix == ".json" or _is_file(path):
         data = _load_json(path, "model")
         data.setdefault("name", path.stem)
         try:
@@ -136,7 +145,7 @@ def resolve_system(system: SystemSpec | str | Path, chips: int | None = None) ->
         spec = system
     else:
         path = Path(system)
-        if path.suffix == ".json" or path.is_file():
+        if path.suffix == ".json" or _is_file(path):
             try:
                 spec = SystemSpec.model_validate(_load_json(path, "system"))
             except pydantic.ValidationError as exc:
@@ -211,6 +220,7 @@ def estimate_training(
     chips: int | None = None,
     train_tokens: float | None = None,
     calibration: Calibration | None = None,
+    with_uncertainty: bool = False,
 ) -> TrainingEstimate:
     """Estimate one training step; see :class:`TrainingEstimate` for the outputs.
 
@@ -224,6 +234,8 @@ def estimate_training(
         Resize the system to this many chips first.
     train_tokens
         If given, also report the time and energy to train this many tokens.
+    with_uncertainty
+        Also give each headline figure its interval and sensitivity (about 20 more estimates).
 
     Raises
     ------
@@ -236,7 +248,15 @@ def estimate_training(
     cfg = config(TrainingConfig, parallel)
     if train_tokens is not None and train_tokens <= 0:
         raise InputError(f"expected a positive number of tokens to train, got {train_tokens}")
-    return training.estimate(m, s, cfg, calibration or load_calibration(), train_tokens)
+    cal = calibration or load_calibration()
+    est = training.estimate(m, s, cfg, cal, train_tokens)
+    if not with_uncertainty:
+        return est
+
+    def rerun(system: SystemSpec, c: Calibration) -> dict[str, Any]:
+        return training.estimate(m, system, cfg, c, train_tokens).model_dump()
+    ranges, foreign = uncertainty(est.model_dump(), "training", rerun, s, cal)
+    return est.model_copy(update={"uncertainty": ranges, "foreign_constants": foreign})
 
 
 def estimate_inference(
@@ -245,6 +265,7 @@ def estimate_inference(
     parallel: InferenceConfig | dict[str, Any] | str | None = None,
     chips: int | None = None,
     calibration: Calibration | None = None,
+    with_uncertainty: bool = False,
 ) -> InferenceEstimate:
     """Estimate prefill (TTFT) and decode; see :class:`InferenceEstimate` for the outputs.
 
@@ -259,4 +280,12 @@ def estimate_inference(
     m = resolve_model(model)
     s = resolve_system(system, chips)
     cfg = config(InferenceConfig, parallel)
-    return inference.estimate(m, s, cfg, calibration or load_calibration())
+    cal = calibration or load_calibration()
+    est = inference.estimate(m, s, cfg, cal)
+    if not with_uncertainty:
+        return est
+
+    def rerun(system: SystemSpec, c: Calibration) -> dict[str, Any]:
+        return inference.estimate(m, system, cfg, c).model_dump()
+    ranges, foreign = uncertainty(est.model_dump(), "inference", rerun, s, cal)
+    return est.model_copy(update={"uncertainty": ranges, "foreign_constants": foreign})

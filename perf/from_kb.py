@@ -146,8 +146,11 @@ def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierS
     bsp = (chip, AK.hasFeature, AK.BulkSynchronousParallel) in g
     xbw = _num(g, chip, AK.exchangeBandwidthBytesPerSecond) if bsp else None
     tiles = _int(g, chip, AK.computeUnitCount) if xbw else None
+    maker = g.value(chip, AK.vendor)
+    vendor = g.value(maker, AK.shortName) if maker is not None else None
     return ChipSpec(name=name, peak_flops=peaks, memory_tiers=tiers,
                     tdp_watts=_num(g, chip, AK.tdpWatts),
+                    vendor=str(vendor) if vendor is not None else None,
                     tiles=tiles, exchange_bytes_per_s=xbw if tiles else None,
                     source_note=f"accelkb knowledge base, {chip}")
 

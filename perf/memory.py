@@ -118,6 +118,50 @@ def kv_cache_bytes(model: ModelSpec, batch: int, context: int, tp: int = 1, pp: 
     return 2.0 * layers * kv * context * batch * BYTES_PER[precision] / kv_tp
 
 
+def layer_working_set(model: ModelSpec, micro_batch: int, tp: int = 1,
+                      sp: bool = False, weight_bytes: float = 2.0,
+                      grad_bytes: float = 4.0) -> dict[str, float]:
+    """Bytes one chip holds at once while it runs the backward pass of one layer for one
+    micro-batch: the layer's weights and their gradients (its tensor-parallel share) and the
+    layer's activations (Korthikanti et al. 2022, eq. 2, ``34 s b h`` split by ``tp``), which
+    are live again while their layer runs backwards even when they were recomputed.
+
+    The attention scores (``5 a s^2 b``) are left out: an implementation can compute them a
+    head or a block at a time (Graphcore serialises attention heads; flash attention tiles
+    them). Code and exchange buffers come on top, and no published figure gives their size. So
+    a check against this working set is a necessary condition, never a sufficient one.
+    """
+    per_layer = params_per_layer(model) / tp
+    return {"weights": per_layer * weight_bytes, "gradients": per_layer * grad_bytes,
+            "activations": activation_bytes_per_layer(model, micro_batch, tp, sp, "none",
+                                                      fused_attention=True)}
+
+
+def check_layer_fits(working: dict[str, float], chip: ChipSpec, what: str) -> None:
+    """Refuse a layout whose per-layer working set exceeds on-chip SRAM on a chip that computes
+    only from SRAM (no HBM: IPU, LPU, wafer-scale), whatever streaming memory it has: streaming
+    memory is reached by explicit copies between supersteps, so one layer's tensors must be in
+    SRAM together while it runs.
+
+    Raises
+    ------
+    InputError
+        Naming the layer, the bytes and the limit.
+    """
+    if not chip.memory_tiers or chip.memory_tiers[0].kind != "sram" or chip.tier("hbm"):
+        return
+    sram = sum(t.capacity_bytes for t in chip.memory_tiers if t.kind == "sram")
+    need = sum(working.values())
+    if need > sram:
+        detail = ", ".join(f"{n} {b / 1e9:.2f} GB" for n, b in working.items())
+        raise InputError(
+            f"configuration does not fit: one layer of {what} needs {need / 1e9:.2f} GB in "
+            f"on-chip SRAM at once ({detail}), more than the {sram / 1e9:.2f} GB of "
+            f"{chip.name}, which computes only from SRAM (streaming memory is reached by copies "
+            "between steps; attention scores, code and exchange buffers not even counted); use a "
+            "smaller micro-batch or more tensor parallelism")
+
+
 def place(items: list[tuple[str, float]], chip: ChipSpec) -> dict[str, dict[str, float]]:
     """Place named byte counts on the chip's tiers, fastest first, in the order given.
 

@@ -56,6 +56,9 @@ class ChipSpec(_Frozen):
         description="memory tiers of one chip, fastest first (e.g. sram, hbm, ddr)"
     )
     tdp_watts: float | None = Field(default=None, description="thermal design power per chip, W")
+    vendor: str | None = Field(default=None, description="the vendor's short name in the "
+                               "knowledge base (nvidia, graphcore, sambanova, groq, google, ...): "
+                               "which validation rows an estimate's interval rests on")
     source_note: str = Field(default="", description="where the numbers come from (free text)")
     tiles: int | None = Field(default=None, ge=1, description="independent compute units that "
                               "share the on-chip exchange (IPU tiles); used with "

@@ -38,6 +38,8 @@ from .compute import (
 from .energy import average_power
 from .memory import (
     activation_bytes,
+    check_layer_fits,
+    layer_working_set,
     model_state_bytes,
     place,
     stage_params,
@@ -46,6 +48,7 @@ from .memory import (
 from .scheduled import CollectiveMode, CollectiveTiming, timed_collective
 from .shapes import BYTES_PER, model_flops_per_token, training_flops_per_token
 from .specs import MemoryTierSpec, ModelSpec, SystemSpec, check_tensor_parallel
+from .uncertainty import Uncertainty
 
 
 class TrainingConfig(BaseModel):
@@ -119,6 +122,13 @@ class TrainingEstimate(BaseModel):
                                           "requested number of tokens, s")
     energy_to_train_j: float | None = Field(default=None, description="energy to train the "
                                             "requested number of tokens, J")
+    uncertainty: dict[str, Uncertainty] | None = Field(
+        default=None, description="per headline figure: its interval (from the validation "
+        "residuals of the chip's vendor and regime) and the three constants or facts it "
+        "depends on most; None unless asked for (accelkb.perf.uncertainty)")
+    foreign_constants: dict[str, list[str]] | None = Field(
+        default=None, description="calibration constants the estimate uses that were fitted "
+        "only on other vendors' measurements: name -> those vendors (with the uncertainty)")
     collectives: SkipValidation[dict[str, CollectiveTiming]] = Field(
         default_factory=dict, description="each collective of the step by role (tp_all_reduce, "
         "sp_all_gather, pipeline_p2p, dp_all_reduce, zero3_all_gather, zero3_reduce_scatter): "
@@ -195,6 +205,8 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         fast = sum(t.capacity_bytes for t in chip.memory_tiers[:-1])
         used = sum(b for _, b in items[:3])
         items.insert(3, ("_reserved", max(0.0, fast - used)))
+    check_layer_fits(layer_working_set(model, mb, tp, sp, e, cfg.grad_bytes), chip,
+                     f"'{model.name}' (micro-batch {mb}, tp={tp})")
     placement = place(items, chip)
     placement = {k: {n: b for n, b in d.items() if n != "_reserved"} for k, d in placement.items()}
     placement = {k: d for k, d in placement.items() if d}

@@ -13,10 +13,6 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 SHARED = REPO.parent / "shared"
 
-# The installed package does not know where the checkout is; the tests do. Set at import time:
-# some test modules decide what to skip when they are collected.
-if (SHARED / "validation").is_dir():
-    os.environ.setdefault("ACCELKB_VALIDATION_DIR", str(SHARED / "validation"))
 
 
 @pytest.fixture(scope="session", autouse=True)

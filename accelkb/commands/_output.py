@@ -87,7 +87,7 @@ def sweep_stale(target: Path) -> list[Path]:
     Only names of the form ``.NAME.PID.XXXXXXXX`` are touched, where PID is not a running
     process: a write in progress elsewhere keeps its file.
     """
-    removed = []
+    removed: list[Path] = []
     parent = target.parent if str(target.parent) else Path(".")
     head = f".{target.name}."
     try:

@@ -28,6 +28,7 @@ _OPTIONS = {"timeout_s": "--timeout", "chips": "--chips", "global_batch": "--gbs
             "objective": "--objective", "constraints": "--constraint"}
 HELP = "find the best parallel configuration of a model on a system (Z3), or explain why none"
 
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 _KEYS = {"max_chips": int, "max_tp": int, "sram_only": bool, "time_budget_s": float,
          "min_tokens_per_s": float, "precision": str}
 
@@ -74,7 +75,11 @@ def parse_constraints(items: list[str]) -> dict[str, Any]:
                                          f"among {', '.join(_PRECISIONS)}, got '{p}'")
                 out["precisions"] = tuple(out.get("precisions", ())) + tuple(value.split("+"))
             elif kind is bool:
-                out[key] = value.strip().lower() in ("1", "true", "yes", "on")
+                word = value.strip().lower()
+                if word not in _TRUE + _FALSE:
+                    raise InputError(f"--constraint {item}: expected {key} to be one of "
+                                     f"{', '.join(_TRUE + _FALSE)}, got {value!r}")
+                out[key] = word in _TRUE
             else:
                 out[key] = kind(value)
         except ValueError:

@@ -47,17 +47,45 @@ def _fmt_bytes(b: float) -> str:
     return f"{b / 1e9:.2f} GB"
 
 
+def _uncertainty_lines(ranges: dict[str, Any]) -> list[str]:
+    """Each range's basis once, and what the first headline figure depends on most."""
+    if not ranges:
+        return []
+    lines = ["  ranges: " + basis for basis in dict.fromkeys(
+        r["interval"]["basis"] for r in ranges.values())]
+    first, rows = next(iter(ranges.items()))
+    if rows["sensitivity"]:
+        lines.append(f"  {first} depends most on (value at 50 % / 150 %):")
+        for s in rows["sensitivity"]:
+            lo, hi = (f"{v:.4g}" if v is not None else "refused"
+                      for v in (s["at_minus_50"], s["at_plus_50"]))
+            lines.append(f"    {s['name']:<44} {lo} / {hi}")
+    return lines
+
+
 def _human(data: dict[str, Any], phase: str) -> str:
     lines = [f"{phase} estimate: {data['model']} on {data['system']} ({data['chips']} chips)"]
     keys = (["step_time_s", "tokens_per_s", "mfu", "hfu", "model_flops_per_s_per_chip",
              "time_to_train_s", "joules_per_token"] if phase == "training" else
             ["ttft_s", "decode_s_per_token", "tokens_per_s_per_user", "tokens_per_s", "bound",
              "mfu", "joules_per_token"])
+    ranges = data.get("uncertainty") or {}
     for k in keys:
         v = data.get(k)
         if v is None:
             continue
-        lines.append(f"  {k:<28} {v:.4g}" if isinstance(v, float) else f"  {k:<28} {v}")
+        line = f"  {k:<28} {v:.4g}" if isinstance(v, float) else f"  {k:<28} {v}"
+        if k in ranges:
+            iv = ranges[k]["interval"]
+            line += f"   range {iv['low']:.4g} - {iv['high']:.4g}"
+        lines.append(line)
+    lines += _uncertainty_lines(ranges)
+    foreign: dict[str, list[str]] = {}
+    for name, vendors in (data.get("foreign_constants") or {}).items():
+        foreign.setdefault(", ".join(vendors) or "no", []).append(name)
+    for vendors, names in foreign.items():
+        lines.append(f"  note: fitted only on {vendors} measurements, applied to this other "
+                     f"vendor's chip: {', '.join(names)}")
     lines.append("  memory per chip:")
     for tier, b in data["memory_per_chip_bytes"].items():
         lines.append(f"    {tier:<26} {_fmt_bytes(b)}")
@@ -87,11 +115,12 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError(f"expected --chips to be a positive integer, got {args.chips}")
     if args.phase == "training":
         est: Any = estimate_training(args.model, args.system, args.parallel, chips=args.chips,
-                                     train_tokens=args.tokens)
+                                     train_tokens=args.tokens, with_uncertainty=True)
     else:
         if args.tokens is not None:
             raise InputError("expected --tokens only with 'training', got it with 'inference'")
-        est = estimate_inference(args.model, args.system, args.parallel, chips=args.chips)
+        est = estimate_inference(args.model, args.system, args.parallel, chips=args.chips,
+                                 with_uncertainty=True)
     data = est.model_dump(mode="json")
     if args.json:
         sys.stdout.write(dumps_strict(data, indent=2, sort_keys=True) + "\n")

@@ -268,7 +268,7 @@ def _run(args: argparse.Namespace) -> int:
         summary["traffic"] = traffic_info
     if scope is not None:
         summary["scope"] = scope
-    if bandwidth and args.message_bytes:
+    if bandwidth and args.message_bytes and result.makespan_steps is not None:
         chunk_bytes = args.message_bytes / chunks
         summary["seconds"] = result.seconds(chunk_bytes, bandwidth, latency or 0.0)
     if args.dynamic and result.makespan_steps is not None:

@@ -76,11 +76,12 @@ class FileResult:
 
 
 def validation_dir() -> Path:
-    """``$ACCELKB_VALIDATION_DIR`` or ``shared/validation`` beside the repository checkout."""
+    """``$ACCELKB_VALIDATION_DIR``, or the published measurements that ship with accelkb
+    (``accelkb/perf/validation/data/``, each row with its source)."""
     env = os.environ.get("ACCELKB_VALIDATION_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "shared" / "validation"
+    return Path(str(resources.files("accelkb.perf.validation").joinpath("data")))
 
 
 def read_rows(name: str) -> list[dict[str, str]]:

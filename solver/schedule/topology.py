@@ -393,16 +393,23 @@ def load_topology_file(path: str | Path) -> Topology:
         index = {x: i for i, x in enumerate(ids)}
         links: dict[tuple[int, int], int] = {}
         for e in edges:
+            if not isinstance(e, dict):
+                raise InputError(f"expected each edge to be an object with 'source' and "
+                                 f"'target', got {str(e)[:60]!r}, in {str(p)!r}")
             m = e.get("links", 1)
             if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= 1024:
-                raise ValueError(f"links {m!r}: expected a whole number from 1 to 1024")
+                raise InputError(f"expected 'links' of each edge to be a whole number from 1 to "
+                                 f"1024, got {m!r} on the edge {e.get('source')!r} - "
+                                 f"{e.get('target')!r}, in {str(p)!r}")
             u, v = index[e["source"]], index[e["target"]]
             links[(u, v)] = links.get((u, v), 0) + m
             if not data.get("directed", True):
                 links[(v, u)] = links.get((v, u), 0) + m
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"expected edges with 'source', 'target' among the node ids and an "
-                         f"integer 'links', got a bad edge ({exc!r}), in {str(p)!r}") from None
+    except (KeyError, TypeError) as exc:
+        why = (f"{exc} is missing or not a node id" if isinstance(exc, KeyError)
+               else f"an id that cannot be one ({exc})")
+        raise InputError(f"expected nodes with an 'id' and edges whose 'source' and 'target' "
+                         f"are node ids, but {why}, in {str(p)!r}") from None
     graph = data.get("graph") or {}
     if not isinstance(graph, dict):
         raise InputError(f"expected 'graph' to be an object (name, spec), got "

@@ -93,9 +93,9 @@ def test_huge_topologies_are_refused_before_they_are_built(spec: str,
     ('{"nodes": [{"id": 0}, {"id": 1}], "edges": [{"source": 0, "target": 1, "links": '
      + "9" * 5000 + "}]}", "expected an integer of at most 30 digits, got one of 5000"),
     ('{"nodes": [{"id": 0}, {"id": 1}], "edges": [{"source": 0, "target": 1, "links": 1.5}]}',
-     "expected a whole number from 1 to 1024"),
+     "to be a whole number from 1 to 1024"),
     ('{"nodes": [{"id": 0}, {"id": 1}], "edges": [{"source": 0, "target": 1, "links": true}]}',
-     "expected a whole number from 1 to 1024"),
+     "to be a whole number from 1 to 1024"),
     ('{"nodes": [{"id": 0}, {"id": 1}], "edges": [{"source": 0, "target": 1}], "graph": ["x"]}',
      "expected 'graph' to be an object"),
     ("[" * 100000 + "]" * 100000, "nested too deep to read"),
@@ -280,3 +280,18 @@ def test_a_bad_second_output_is_refused_before_the_first_is_written(
     assert main(["schedule", "--topology", "ring:8", "--collective", "allgather", "--out",
                  str(out), "--figure", str(tmp_path)]) == 2
     assert "--figure" in capsys.readouterr().err and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["configure", "--model", "gpt3-13b", "--system", "ipu-pod64", "--constraint",
+      "sram_only=maybe"], "expected sram_only to be one of 1, true, yes, on, 0, false, no, off"),
+    (["schedule", "--topology-file", "{tmp}/t.json", "--collective", "allgather"],
+     "expected 'links' of each edge to be a whole number from 1 to 1024, got 1.5 on the edge"),
+])
+def test_values_once_accepted_silently_are_refused(argv: list[str], message: str,
+                                                   tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "t.json").write_text('{"graph": {}, "nodes": [{"id": 0}, {"id": 1}], '
+                                     '"links": [{"source": 0, "target": 1, "links": 1.5}]}')
+    assert main([a.format(tmp=tmp_path) for a in argv]) == 2
+    assert message in capsys.readouterr().err

@@ -279,11 +279,13 @@ def test_no_input_crashes_hangs_or_leaves_files(case: str) -> None:
             EXITS[(case, code)] += 1
             SLOWEST.append((took, given_limit, argv))
             err = stderr.getvalue()
-            assert code in (0, 1, 2, 3), (code, argv, err[-2000:])
-            assert "Traceback" not in err, (argv, err[-2000:])
-            assert took <= (given_limit + SLACK_S if given_limit else CEILING_S), (took, argv)
+            line = "accelkb " + " ".join(a[:80] for a in argv)
+            assert code in (0, 1, 2, 3), f"exit {code}: {line}\n{err[-1500:]}"
+            assert "Traceback" not in err, f"{line}\n{err[-1500:]}"
+            assert took <= (given_limit + SLACK_S if given_limit else CEILING_S), \
+                f"{took:.1f} s: {line}"
             if code == 2:
-                assert os.listdir(tmp) == [], (argv, os.listdir(tmp))
+                assert os.listdir(tmp) == [], f"{line} left {os.listdir(tmp)}"
 
     run()
 

@@ -87,3 +87,63 @@ def test_closed_namespace_rejects_typos() -> None:
     assert str(AK.Chip).endswith("#Chip")
     with pytest.raises(AttributeError):
         _ = AK.Chipp  # noqa: B018
+
+
+_PREFIX_POWER = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
+
+
+def _published_bytes(published: str, binary: bool) -> float:
+    import re
+
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?) ?([KMGTP]?)i?B", published)
+    assert m, f"not a capacity as printed: {published!r}"
+    return float(m.group(1)) * (1024.0 if binary else 1000.0) ** _PREFIX_POWER[m.group(2)]
+
+
+def test_every_capacity_states_its_published_figure_and_convention(kb: KnowledgeBase) -> None:
+    """Checked in Python, independently of the SHACL shapes: every bundled capacity is the figure
+    the source printed, read in the prefixes the source meant (issue 28: GB and GiB were mixed)."""
+    g = kb.asserted
+    tiers = set(g.subjects(RDF.type, AK.MemoryTier))
+    assert len(tiers) >= 25
+    wrong = []
+    for tier in tiers:
+        published = g.value(tier, AK.capacityAsPublished)
+        convention = g.value(tier, AK.capacityConvention)
+        if published is None or convention is None:
+            wrong.append(f"{tier}: no ak:capacityAsPublished / ak:capacityConvention")
+            continue
+        expected = _published_bytes(str(published), convention == AK.BinaryPrefix)
+        stored = float(g.value(tier, AK.capacityBytes))  # type: ignore[arg-type]
+        if abs(stored - expected) > 0.02 * expected:
+            wrong.append(f"{tier}: {stored:.0f} B but {published} ({convention}) = {expected:.0f} B")
+    assert not wrong, wrong
+
+
+def test_no_capacity_conflict_is_the_same_figure_in_the_other_unit(kb: KnowledgeBase) -> None:
+    """A decimal reading of a binary figure (or the reverse) is a unit, not a second claim."""
+    g = kb.asserted
+    same = []
+    for tier in g.subjects(RDF.type, AK.MemoryTier):
+        published = g.value(tier, AK.capacityAsPublished)
+        convention = g.value(tier, AK.capacityConvention)
+        if published is None or convention is None:
+            continue
+        other = _published_bytes(str(published), convention != AK.BinaryPrefix)
+        for claim in g.objects(tier, AK.conflictingClaim):
+            if g.value(claim, AK.forProperty) == AK.capacityBytes:
+                value = float(g.value(claim, AK.claimedValue))  # type: ignore[arg-type]
+                if abs(value - other) <= 0.02 * other:
+                    same.append(f"{tier}: claim {value:.0f} B is '{published}' in the other unit")
+    assert not same, same
+
+
+def test_nvidia_and_google_hbm_are_binary(kb: KnowledgeBase) -> None:
+    """NVML reports 80 GiB for an A100 80GB; Google's revised table says 'HBM capacity (GiB) 95'."""
+    g = kb.asserted
+    kb_ns = "https://w3id.org/accelkb/data/"
+    expected = {"a100-80gb-hbm": 80, "a100-40gb-hbm": 40, "h100-hbm3": 80, "h200-hbm3e": 141,
+                "tpu-v5p-hbm": 95, "tpu-v4-hbm": 32, "sn40l-hbm": 64}
+    got = {name: int(g.value(URIRef(kb_ns + name), AK.capacityBytes)) / 2**30  # type: ignore[arg-type]
+           for name in expected}
+    assert got == expected

@@ -82,7 +82,7 @@ def test_energy_and_time_to_train() -> None:
 @pytest.mark.parametrize(("layout", "message"), [
     ("tp=5,mb=1,gbs=8", "tp to divide the 16 attention heads"),
     ("mb=-1,gbs=8", "micro_batch"),
-    ("dp=8,mb=3,gbs=8", "global_batch divisible"),
+    ("dp=8,mb=3,gbs=8", r"gbs \(global_batch\) divisible"),
     ("tp=8,pp=2,dp=8,gbs=128", "tp x pp x dp <= 8"),
     ("frobnicate=1", "--parallel key"),
     ("tp", "key=value"),
@@ -95,6 +95,26 @@ def test_invalid_training_input(layout: str, message: str) -> None:
 def test_configuration_that_does_not_fit() -> None:
     with pytest.raises(InputError, match="does not fit"):
         estimate_training(gpt3(), dgx(A100, 8), "tp=8,mb=1,gbs=1")
+
+
+def test_a_layer_that_does_not_fit_sram_is_refused_on_a_chip_without_hbm() -> None:
+    """Issue 25: GPT-3 2.7B at tp=1 with micro-batch 8 on GC200s was recommended, though one
+    layer's activations (34 s b h = 1.43 GB, attention scores not even counted) exceed the
+    900 MB of In-Processor memory; streaming memory does not help (it is reached by copies)."""
+    from accelkb.perf.specs import ModelSpec
+
+    gpt27 = ModelSpec(name="gpt3-2.7b", layers=32, hidden=2560, heads=32, kv_heads=32,
+                      ffn_hidden=10240, vocab=50257, seq_len=2048, gated_mlp=False)
+    with pytest.raises(InputError) as got:
+        estimate_training(gpt27, ipu_pod(64), "tp=1,pp=1,dp=64,mb=8,zero=3,gbs=512")
+    msg = str(got.value)
+    assert "one layer of 'gpt3-2.7b' (micro-batch 8, tp=1) needs 1.90 GB" in msg
+    assert "activations 1.43 GB" in msg and "0.90 GB of gc200" in msg
+    # a micro-batch of 1 fits (0.65 GB), and so does tp=2 with mb=4 (0.59 GB)
+    estimate_training(gpt27, ipu_pod(64), "tp=1,pp=1,dp=64,mb=1,zero=3,gbs=512,recompute=full")
+    estimate_training(gpt27, ipu_pod(64), "tp=2,sp=1,pp=1,dp=32,mb=4,zero=3,gbs=512,recompute=full")
+    # a chip with HBM runs the same layer from HBM: no such check
+    estimate_training(gpt27, dgx(A100, 8), "tp=1,dp=8,mb=8,gbs=512,recompute=full")
 
 
 def test_groq_576_llama70b_is_latency_bound() -> None:

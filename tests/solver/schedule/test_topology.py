@@ -60,7 +60,7 @@ def test_missing_and_malformed_files_are_input_errors(tmp_path: Path) -> None:
         load_topology_file(bad)
     edge = tmp_path / "edge.json"
     edge.write_text(json.dumps({"nodes": [{"id": 0}], "edges": [{"source": 0, "target": 7}]}))
-    with pytest.raises(InputError, match="expected edges"):
+    with pytest.raises(InputError, match="7 is missing or not a node id"):
         load_topology_file(edge)
 
 

@@ -1,0 +1,107 @@
+"""The validation residuals by vendor and regime: what an estimate's interval rests on.
+
+Each validated row (:mod:`.training`, :mod:`.others`) is tagged with the vendor of the measured
+system, the regime (training, prefill, decode or whole inference requests) and whether its
+metric is a time or a rate. Its residual is ``r = ln(measured time / predicted time)`` (for a
+rate, ``ln(predicted / measured)``), so ``exp(r)`` is the factor the model's time should be
+multiplied by. ``python bench/perf_validation.py --residuals`` writes the summary to
+``perf/data/residuals.json``; a test checks that the stored file is what the validation gives.
+
+Rows of vendor claims (``llm_inference_vendor_claims.csv``) are kept apart as ``claims``:
+they are not measurements, and an interval that rests on them says so.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from accelkb.perf.validation.training import FileResult
+
+#: (file, metric prefix) -> (vendor, regime, "time" | "rate"); files not listed (the NCCL
+#: collectives, power, memory) are not headline figures and give no residuals.
+TAGS: dict[tuple[str, str], tuple[str, str, str]] = {
+    ("megatron_sc21_table1_weak_scaling.csv", "achieved"): ("nvidia", "training", "rate"),
+    ("korthikanti2022_table5_iteration_time.csv", "iteration"): ("nvidia", "training", "time"),
+    ("vtrain_ground_truth_multi_node_a100.csv", "iteration"): ("nvidia", "training", "time"),
+    ("vtrain_ground_truth_single_node_a100.csv", "iteration"): ("nvidia", "training", "time"),
+    ("mosaicml_mpt_training_throughput_mfu.csv", "tokens"): ("nvidia", "training", "rate"),
+    ("mlperf_training_ipu_vs_dgx_bert_resnet.csv", "BERT"): ("graphcore", "training", "time"),
+    ("mlperf_training_ipu_vs_dgx_bert_resnet.csv", "ResNet"): ("graphcore", "training", "time"),
+    ("llm_inference_bench_argonne_70b.csv", "request"): ("nvidia", "inference", "time"),
+}
+CLAIMS_FILE = "llm_inference_vendor_claims.csv"
+#: Vendor claims by the label's first word.
+CLAIM_VENDORS = {"Groq": "groq", "SambaNova": "sambanova", "Cerebras": "cerebras"}
+
+
+@dataclass(frozen=True)
+class Residual:
+    """One row's residual with its tags."""
+
+    vendor: str
+    regime: str
+    kind: str  # "measured" or "claims"
+    r: float
+    file: str
+    error: float  # predicted / measured - 1, in the row's own metric
+
+
+def residuals(results: list[FileResult]) -> list[Residual]:
+    """Tag every row of the validation results that bears on a headline figure."""
+    out = []
+    for fr in results:
+        tag = next((t for (f, prefix), t in TAGS.items()
+                    if fr.file == f and fr.metric.startswith(prefix)), None)
+        for row in fr.rows:
+            if row.measured <= 0 or row.predicted <= 0:
+                continue
+            if tag is not None:
+                vendor, regime, sense = tag
+                kind = "measured"
+            elif fr.file == CLAIMS_FILE:
+                first = row.label.split()[0]
+                if first not in CLAIM_VENDORS:
+                    continue
+                vendor, regime, sense, kind = CLAIM_VENDORS[first], "decode", "rate", "claims"
+            else:
+                continue
+            ratio = row.measured / row.predicted
+            r = math.log(ratio) if sense == "time" else -math.log(ratio)
+            out.append(Residual(vendor, regime, kind, r, fr.file, row.error))
+    return out
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    """Linear-interpolation quantile of a sorted list."""
+    pos = q * (len(xs) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def summary(found: list[Residual]) -> dict[str, Any]:
+    """Per vendor and regime: rows, files, kind and the residuals' spread (rounded: stable)."""
+    groups: dict[tuple[str, str], list[Residual]] = {}
+    for res in found:
+        groups.setdefault((res.vendor, res.regime), []).append(res)
+    table: dict[str, Any] = {}
+    for (vendor, regime), rows in sorted(groups.items()):
+        rs = sorted(x.r for x in rows)
+        table.setdefault(vendor, {})[regime] = {
+            "rows": len(rs),
+            "kind": "claims" if all(x.kind == "claims" for x in rows) else "measured",
+            "files": sorted({x.file for x in rows}),
+            "min": round(rs[0], 4), "max": round(rs[-1], 4),
+            "q05": round(_quantile(rs, 0.05), 4), "q95": round(_quantile(rs, 0.95), 4),
+            "median_abs": round(statistics.median(abs(x) for x in rs), 4),
+        }
+    measured = sorted(abs(x.r) for x in found if x.kind == "measured")
+    return {
+        "_about": "ln(measured time / predicted time) of the validation rows by vendor and "
+                  "regime; written by `python bench/perf_validation.py --residuals`",
+        "pooled_abs_q95": round(_quantile(measured, 0.95), 4) if measured else None,
+        "groups": table,
+    }
