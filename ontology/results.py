@@ -66,6 +66,8 @@ def render_result(result: Result, fmt: str) -> str:
         return graph.serialize(format=rdf_fmt)
     if fmt == "table":
         return render_table(result)
+    if result.type == "ASK" and fmt == "csv":  # SPARQL's CSV format covers SELECT only
+        return f"boolean\r\n{'true' if result.askAnswer else 'false'}\r\n"
     data = result.serialize(format=fmt)
     text = data.decode("utf-8") if isinstance(data, bytes) else str(data)
     return text if text.endswith("\n") else text + "\n"

@@ -99,3 +99,12 @@ def test_q3_groq_strong_scaling(q3: Advice) -> None:
     assert cf.status == "already-applied" and "collision-free vs" in cf.solver_check
     assert 150 < (q3.baseline.tokens_per_s_per_user or 0) < 350  # published: 185 (LLMPerf) - 300
     assert "LLMPerf" in " ".join(q3.measured)
+
+
+def test_q3_html_draws_its_schedule_figure_not_its_markup(q3: Advice) -> None:
+    """Issue 27: the multi-line heat map came out as 1,543 paragraphs of escaped SVG."""
+    from accelkb.advise.report import render
+
+    page = render(q3, "html")
+    assert "&lt;rect" not in page and "&lt;svg" not in page
+    assert page.count("<figure><svg") == page.count("<svg") == page.count("</svg></figure>")

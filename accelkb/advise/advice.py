@@ -135,6 +135,23 @@ class ScheduleSummary(_Frozen):
     heatmap_svg: str = Field(default="", description="link x step heat map (SVG)")
 
 
+class CostRow(_Frozen):
+    """What the estimated work costs on one system, in dollars and kWh, with its basis."""
+
+    system: str = Field(description="system short name")
+    chips: int = Field(description="chips used")
+    usd_per_hour: float | None = Field(default=None, description="the chips used, one hour")
+    usd_per_million_tokens: float | None = Field(default=None, description="per million "
+                                                 "trained or generated tokens")
+    usd_low: float | None = Field(default=None, description="low end of $ per million tokens")
+    usd_high: float | None = Field(default=None, description="high end of $ per million tokens")
+    kwh_per_million_tokens: float | None = Field(default=None, description="facility energy")
+    tokens_per_joule: float | None = Field(default=None, description="performance per watt")
+    usd_to_train: float | None = Field(default=None, description="training: the whole run")
+    basis: list[str] = Field(default_factory=list, description="the price and assumptions used")
+    note: str = Field(default="", description="why there is no cost (no price)")
+
+
 class Advice(_Frozen):
     """An explained, quantitatively checked answer about one workload on one system."""
 
@@ -159,4 +176,6 @@ class Advice(_Frozen):
     assumptions: list[str] = Field(description="assumptions and their confidence")
     measured: list[str] = Field(default_factory=list, description="published measurements of "
                                 "this workload on this system, for comparison")
+    costs: list[CostRow] = Field(default_factory=list, description="cost and energy of the "
+                                 "baseline and of each compared system")
     seconds: float = Field(description="time taken to produce the advice, s")

@@ -206,6 +206,23 @@ def _scaling_sentence(scaling: list[ScalingPoint]) -> str:
             f"{last.chips} chips, where extra pipeline hops outweigh the extra chips.")
 
 
+def clip(text: str, limit: int = 200) -> str:
+    """``text`` whole if short; else its first clause (to a ';'), else cut at a word, with '...'.
+
+    >>> clip("a; b", 2)
+    'a'
+    >>> clip("one two three", 9)
+    'one two...'
+    """
+    text = text.strip().rstrip(".")
+    if len(text) <= limit:
+        return text
+    first = text.split("; ", 1)[0]
+    if len(first) <= limit:
+        return first
+    return first[:limit].rsplit(" ", 1)[0] + "..."
+
+
 def answer_text(system: str, workload: str, phase: str, est: Estimate, found: list[Found],
                 recs: list[Recommendation], whatifs: list[WhatIf], chips: int,
                 scaling: list[ScalingPoint] | None = None) -> str:
@@ -240,5 +257,5 @@ def answer_text(system: str, workload: str, phase: str, est: Estimate, found: li
     blocked = [r for r in recs if r.status == "blocked"]
     if blocked:
         sentences.append(f"{len(blocked)} candidate(s) are blocked, among them {blocked[0].label}: "
-                         f"{blocked[0].blocked_by[:120]}.")
+                         f"{clip(blocked[0].blocked_by)}.")
     return " ".join(sentences[:5])

@@ -14,6 +14,7 @@ from rdflib import URIRef
 
 from accelkb.advise.advice import Comparison, Estimate, Recommendation, ScalingPoint, WhatIf
 from accelkb.advise.baseline import best_inference_config, best_training_config
+from accelkb.advise.findings import clip as find_clip
 from accelkb.advise.kbfacts import local
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
@@ -224,9 +225,51 @@ def what_ifs(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig | Inferen
     return sorted(out, key=lambda w: -(w.speedup if w.speedup == w.speedup else 0.0))
 
 
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def _cheapest(model: ModelSpec, system: SystemSpec, prompt: int, output: int,
+              precision: str | None, goal: str, slo: float | None) -> tuple[Any, Any, str]:
+    """Inference for --goal cost or energy: the batch and layout with the most tokens per
+    second (the least $ per token: the system's hour costs the same) or the fewest joules per
+    token, among those that keep ``slo`` tokens/s per user."""
+    best: Any = None
+    tried = 0
+    last = ""
+    for batch in BATCHES:
+        try:
+            ib = best_inference_config(model, system, prompt, output, batch, precision,
+                                       "throughput")
+        except InputError as exc:
+            last = str(exc).splitlines()[0]
+            break  # a larger batch fits no better
+        tried += ib.tried
+        est = ib.estimate
+        if slo is not None and est.tokens_per_s_per_user < slo:
+            break  # per-user speed only falls with the batch
+        key = (-est.end_to_end_tokens_per_s if goal == "cost"
+               else (est.joules_per_token or float("inf")))
+        if best is None or key < best[0]:
+            best = (key, ib)
+    if best is None:
+        why = (f"no batch keeps {slo:g} tokens/s per user" if slo is not None else last)
+        raise InputError(f"no inference layout of {model.name} on {system.name} meets the goal: "
+                         f"{why}")
+    ib = best[1]
+    what = "most tokens per second (least $ per token)" if goal == "cost" else \
+        "fewest joules per token"
+    slo_words = f", keeping {slo:g} tokens/s per user" if slo is not None else \
+        ", with no per-user speed target (--slo-tokens-per-s-per-user)"
+    note = (f"{what} over batches {BATCHES[0]}-{BATCHES[-1]} and {tried} layouts{slo_words}: "
+            f"batch {ib.config.batch} at {ib.config.precision.upper()}")
+    return ib.config, ib.estimate, note
+
+
 def baseline(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt: int, output: int,
-             precision: str | None, goal: str) -> tuple[Any, Any, str]:
+             precision: str | None, goal: str, slo: float | None = None) -> tuple[Any, Any, str]:
     """(config, estimate, note) of the best default layout for the phase."""
+    if phase != "training" and goal in ("cost", "energy"):
+        return _cheapest(model, system, prompt, output, precision, goal, slo)
     if phase == "training":
         b = best_training_config(model, system, gbs, precision)
         note = (f"fastest of {b.fitted} fitting layouts out of {b.tried} tried (tensor parallel within "
@@ -241,9 +284,9 @@ def baseline(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt:
 
 
 def comparison(model: ModelSpec, other: SystemSpec, phase: str, gbs: int, prompt: int, output: int,
-               precision: str | None, goal: str) -> Comparison:
+               precision: str | None, goal: str, slo: float | None = None) -> Comparison:
     try:
-        _, est, _ = baseline(model, other, phase, gbs, prompt, output, precision, goal)
+        _, est, _ = baseline(model, other, phase, gbs, prompt, output, precision, goal, slo)
     except InputError as exc:
         return Comparison(system=other.name, chips=other.chips, error=str(exc).splitlines()[0])
     e = as_estimate(est)
@@ -252,15 +295,16 @@ def comparison(model: ModelSpec, other: SystemSpec, phase: str, gbs: int, prompt
 
 
 def scaling(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt: int, output: int,
-            precision: str | None, goal: str, counts: list[int]) -> list[ScalingPoint]:
+            precision: str | None, goal: str, counts: list[int],
+            slo: float | None = None) -> list[ScalingPoint]:
     points = []
     for n in counts:
         try:
             _, est, _ = baseline(model, system.with_chips(n), phase, gbs, prompt, output, precision,
-                                 goal)
+                                 goal, slo)
         except InputError as exc:
             points.append(ScalingPoint(chips=n, time_s=None, tokens_per_s=None,
-                                       note=str(exc).splitlines()[0][:160]))
+                                       note=find_clip(str(exc).splitlines()[0], 160)))
             continue
         e = as_estimate(est)
         points.append(ScalingPoint(chips=n, time_s=e.time_s, tokens_per_s=e.tokens_per_s,

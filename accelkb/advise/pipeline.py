@@ -27,6 +27,7 @@ from accelkb.advise import parts
 from accelkb.advise import schedule as advise_schedule
 from accelkb.advise import solver as advise_solver
 from accelkb.advise.advice import Advice, Recommendation
+from accelkb.advise.costs import cost_rows, cost_sentence
 from accelkb.advise.kbfacts import facts_about, local, source_refs, subjects_of_system
 from accelkb.errors import InputError
 from accelkb.ontology.kb import RESULTS, KnowledgeBase, stored_query
@@ -79,10 +80,18 @@ def _candidates(kb: KnowledgeBase, bottlenecks: list[str], vendor: Any, phase_ir
     return sorted(out.items(), key=lambda kv: str(kv[0]))
 
 
+_GOAL_WORDS = {"cost": "cheaper", "energy": "on less energy", "throughput": "with more "
+               "throughput", "latency": "with lower latency"}
+
+
 def advise(system: str, workload: str, chips: int | None = None, goal: str = "time",
            compare: Sequence[str] = (), kb: KnowledgeBase | None = None,
-           progress: Progress | None = None, question: str | None = None) -> Advice:
+           progress: Progress | None = None, question: str | None = None,
+           slo: float | None = None) -> Advice:
     """Explained, quantitatively checked recommendations for ``workload`` on ``system``.
+
+    With ``goal`` cost or energy, an inference baseline (and every compared system) is the
+    batch and layout with the least $ or joules per token that keeps ``slo`` tokens/s per user.
 
     Raises
     ------
@@ -96,6 +105,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     say = progress or (lambda _msg: None)
     if goal not in GOALS:
         raise InputError(f"expected --goal among {', '.join(GOALS)}, got '{goal}'")
+    if slo is not None and not 0 < slo < float("inf"):
+        raise InputError(f"expected --slo-tokens-per-s-per-user > 0, got {slo}")
     from accelkb.perf.from_kb import default_kb
 
     kb = kb or default_kb()
@@ -109,7 +120,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     gbs = wl["gbs"] or max(spec.chips, 8)
     say(f"estimating the best default layout of {wl['model']} on {system} ({spec.chips} chips)")
     cfg, base, base_note = parts.baseline(model, spec, phase, gbs, wl["prompt"], wl["output"],
-                                          wl["precision"], goal)
+                                          wl["precision"], goal, slo)
     if phase == "training" and wl["tokens"]:
         base = parts.estimate(model, spec, cfg, wl["tokens"])
     say("deriving bottlenecks with the rules")
@@ -146,12 +157,12 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     whatifs = parts.what_ifs(model, spec, cfg, base)
     say("comparing systems")
     comparisons = [parts.comparison(model, system_spec(str(g.value(o, AK.shortName)), kb=kb), phase,
-                                    gbs, wl["prompt"], wl["output"], wl["precision"], goal)
+                                    gbs, wl["prompt"], wl["output"], wl["precision"], goal, slo)
                    for o in others]
     say("scaling over chip counts")
     counts = parts.scaling_counts(spec, phase, model, spec.chips)
     scaling = parts.scaling(model, spec, phase, gbs, wl["prompt"], wl["output"], wl["precision"],
-                            goal, counts)
+                            goal, counts, slo)
     schedules = []
     if phase != "training" or goal == "latency":
         say("synthesizing a collision-free schedule and simulating dynamic routing")
@@ -173,8 +184,13 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     est = parts.as_estimate(base)
     answer = find.answer_text(system, workload, phase, est, findings, recs, whatifs, spec.chips,
                               scaling)
+    say("pricing the baseline and the systems compared")
+    costs = cost_rows(kb, system, est, phase, comparisons)
+    if goal in ("cost", "energy"):
+        answer = cost_sentence(costs, goal) + " " + answer
     advice = Advice(
-        question=question or f"How can {workload} run faster on {system}?",
+        question=question or f"How can {workload} run {_GOAL_WORDS.get(goal, 'faster')} on "
+        f"{system}?", costs=costs,
         system=system, workload=workload, phase=phase, goal=goal, chips=spec.chips,
         answer=answer, baseline=est, baseline_note=base_note,
         findings=[f.finding for f in findings], recommendations=recs, what_ifs=whatifs,

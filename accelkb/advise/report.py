@@ -45,7 +45,7 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
         L.append(f"| tokens/s per user | {b.tokens_per_s_per_user:,.1f} |")
     if b.ttft_s is not None:
         L.append(f"| time to first token | {_t(b.ttft_s, 'inference')} |")
-    L.append(f"| MFU | {100 * b.mfu:.1f} % |")
+    L.append(f"| MFU | {100 * b.mfu:.2g} % |")  # decode on 576 chips: 0.0063 %, not "0.0 %"
     L.append(f"| memory per chip | {_mem(b)} |")
     if b.joules_per_token is not None:
         L.append(f"| energy | {b.joules_per_token:.3g} J/token at {b.power_w or 0:,.0f} W |")
@@ -110,6 +110,7 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
         base_pw = f"{b.tokens_per_s / b.power_w:.3g}" if b.power_w else "n/a"
         L += [f"| **{a.system}** (this system) | {a.chips} | {_t(b.time_s, a.phase)} | "
               f"{b.tokens_per_s:,.0f} | {base_pw} | |", ""]
+    L += _cost_section(a)
     L += ["## Scaling over chip count", "", "| chips | time | tokens/s | tokens/s per user | note |",
           "|---|---|---|---|---|"]
     for p in a.scaling:
@@ -160,8 +161,12 @@ def _md_to_html(md: str) -> str:
 
     while i < len(lines):
         line = lines[i]
-        if line.startswith("<svg"):
-            out.append(f"<figure>{line}</figure>")
+        if line.startswith("<svg"):  # our own figures: the whole element, over its lines
+            figure = [line]
+            while "</svg>" not in figure[-1] and i + 1 < len(lines):
+                i += 1
+                figure.append(lines[i])
+            out.append("<figure>" + "\n".join(figure) + "</figure>")
         elif line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
             out.append(f"<h{level}>{inline(line[level:].strip())}</h{level}>")
@@ -199,6 +204,34 @@ def html_report(a: Advice) -> str:
     body = _md_to_html(markdown(a, with_figures=True))
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
             f"{html.escape(a.question)}</title><style>{_CSS}</style></head><body>{body}</body></html>\n")
+
+
+def _cost_section(a: Advice) -> list[str]:
+    """Dollars and kWh per million tokens of this system and each compared one."""
+    if not a.costs:
+        return []
+    what = "trained" if a.phase == "training" else "generated"
+    L = ["## Cost and energy", "",
+         f"Per million {what} tokens at the layouts above. A cloud price includes energy and "
+         "facility; a purchase price is amortised and its energy added. Ranges follow the "
+         "price's confidence.", "",
+         "| system | chips | $/hour | $ per M tokens | kWh per M tokens | tokens/J | "
+         + ("$ per run | " if a.phase == "training" else "") + "basis |",
+         "|---|---|---|---|---|---|" + ("---|" if a.phase == "training" else "") + "---|"]
+    for i, r in enumerate(a.costs):
+        name = f"**{r.system}** (this system)" if i == 0 else r.system
+        kwh = f"{r.kwh_per_million_tokens:.3g}" if r.kwh_per_million_tokens else "n/a"
+        tpj = f"{r.tokens_per_joule:.3g}" if r.tokens_per_joule else "n/a"
+        run = ((f"${r.usd_to_train:,.0f} | " if r.usd_to_train else "n/a | ")
+               if a.phase == "training" else "")
+        if r.usd_per_million_tokens is None:
+            L.append(f"| {name} | {r.chips} | | | {kwh} | {tpj} | "
+                     + ("n/a | " if a.phase == "training" else "") + f"{r.note} |")
+            continue
+        L.append(f"| {name} | {r.chips} | ${r.usd_per_hour:,.2f} | "
+                 f"${r.usd_per_million_tokens:,.3g} (${r.usd_low:,.3g}-${r.usd_high:,.3g}) | "
+                 f"{kwh} | {tpj} | {run}{'; '.join(r.basis)} |")
+    return [*L, ""]
 
 
 def render(a: Advice, fmt: str) -> str:

@@ -34,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-len", type=int, help="with --model: inference output tokens")
     parser.add_argument("--chips", type=int, help="resize the system to N chips")
     parser.add_argument("--goal", choices=GOALS, default="time", help="what 'better' means")
+    parser.add_argument("--slo-tokens-per-s-per-user", type=float, default=None, metavar="N",
+                        dest="slo", help="with --goal cost or energy (inference): the least "
+                        "per-user speed a layout and batch must keep")
     parser.add_argument("--compare", nargs="*", default=[], metavar="SYSTEM",
                         help="other systems to compare on the same workload")
     parser.add_argument("--format", choices=FORMATS, default="md", help="report format")
@@ -88,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"accelkb advise: {msg}\n")
 
     advice = advise(args.system, workload, chips=args.chips, goal=args.goal,
-                    compare=args.compare, kb=kb, progress=progress)
+                    compare=args.compare, kb=kb, progress=progress, slo=args.slo)
     text = render(advice, "json" if args.json else args.format)
     if args.out:
         write_atomically(args.out, text)

@@ -39,6 +39,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(inference: 'tp=8,batch=1,in=128,out=128,precision=int8')")
     parser.add_argument("--tokens", type=float, default=None,
                         help="training: also report time and energy to train this many tokens")
+    parser.add_argument("--price", type=float, default=None, metavar="USD",
+                        help="dollars per chip-hour instead of the system's newest cloud price "
+                        "(or purchase price) in the knowledge base")
+    parser.add_argument("--kwh-price", type=float, default=None, metavar="USD",
+                        help="electricity price, dollars per kWh (default: the knowledge base's "
+                        "facility assumptions)")
+    parser.add_argument("--pue", type=float, default=None,
+                        help="power usage effectiveness of the facility (default: the knowledge "
+                        "base's facility assumptions)")
     parser.add_argument("--json", action="store_true", help="machine-readable JSON output")
     add_data_option(parser)
 
@@ -86,6 +95,8 @@ def _human(data: dict[str, Any], phase: str) -> str:
     for vendors, names in foreign.items():
         lines.append(f"  note: fitted only on {vendors} measurements, applied to this other "
                      f"vendor's chip: {', '.join(names)}")
+    if data.get("cost"):
+        lines += _cost_lines(data["cost"])
     lines.append("  memory per chip:")
     for tier, b in data["memory_per_chip_bytes"].items():
         lines.append(f"    {tier:<26} {_fmt_bytes(b)}")
@@ -100,6 +111,41 @@ def _human(data: dict[str, Any], phase: str) -> str:
                    if c["source"] == "schedule" else f"alpha-beta ({c['fallback']})")
             lines.append(f"    {k:<26} {c['seconds']:.4g}  {how}")
     return "\n".join(lines) + "\n"
+
+
+def _cost(data: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    """The estimate's cost and energy, or why there is none (no price: not an error)."""
+    from accelkb.perf.cost.estimate import cost_of
+
+    system = data["system"]
+    try:
+        report = cost_of(data, args.phase, system, data["chips"], args.price, args.kwh_price,
+                         args.pue)
+    except InputError as exc:
+        if args.price is not None or args.kwh_price is not None or args.pue is not None:
+            raise  # the user asked for a cost: a bad override is their error
+        return {"unavailable": str(exc)}
+    return report.model_dump(mode="json")
+
+
+def _cost_lines(cost: dict[str, Any]) -> list[str]:
+    if "unavailable" in cost:
+        return [f"  cost: none ({cost['unavailable']})"]
+    hour, per = cost["usd_per_hour"], cost["usd_per_million_tokens"]
+    lines = ["  cost and energy:",
+             f"    usd_per_hour               {hour['usd']:,.4g}   range {hour['low']:,.4g} - "
+             f"{hour['high']:,.4g}",
+             f"    usd_per_million_tokens     {per['usd']:,.4g}   range {per['low']:,.4g} - "
+             f"{per['high']:,.4g}"]
+    if cost.get("usd_to_train"):
+        run = cost["usd_to_train"]
+        lines.append(f"    usd_to_train               {run['usd']:,.4g}   range {run['low']:,.4g}"
+                     f" - {run['high']:,.4g}")
+    for key in ("kwh_per_million_tokens", "kwh_to_train", "tokens_per_joule"):
+        if cost.get(key) is not None:
+            lines.append(f"    {key:<26} {cost[key]:,.4g}")
+    lines += [f"    basis: {b}" for b in hour["basis"]] + [f"    energy: {cost['energy_basis']}"]
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,6 +168,7 @@ def _run(args: argparse.Namespace) -> int:
         est = estimate_inference(args.model, args.system, args.parallel, chips=args.chips,
                                  with_uncertainty=True)
     data = est.model_dump(mode="json")
+    data["cost"] = _cost(data, args)
     if args.json:
         sys.stdout.write(dumps_strict(data, indent=2, sort_keys=True) + "\n")
     else:

@@ -295,3 +295,9 @@ def test_values_once_accepted_silently_are_refused(argv: list[str], message: str
                                      '"links": [{"source": 0, "target": 1, "links": 1.5}]}')
     assert main([a.format(tmp=tmp_path) for a in argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_ask_as_csv_is_answered(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the fuzz test: rdflib's CSV serializer takes SELECT results only (exit 70)."""
+    assert main(["query", "--format", "csv", "ASK { ?c a ak:Chip }"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["boolean", "true"]

@@ -1,0 +1,121 @@
+"""The cost and energy figures of a performance estimate.
+
+For training: dollars and kWh per million trained tokens and, with tokens to train, per run.
+For inference: dollars and kWh per million generated tokens at the estimate's batch (end-to-end
+throughput, prefill included). Both give tokens per joule at the chips (performance per watt).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from accelkb.errors import InputError
+from accelkb.ontology.kb import KnowledgeBase
+from accelkb.perf.cost.from_kb import choose, facility, market, system_quotes
+from accelkb.perf.cost.model import (
+    Facility,
+    Figure,
+    PriceQuote,
+    hourly_cost,
+    kwh_per_million_tokens,
+    per_million_tokens,
+)
+
+
+class CostReport(BaseModel):
+    """What the estimated run costs, in dollars and kWh, with the basis of each figure."""
+
+    model_config = ConfigDict(frozen=True)
+    quote: PriceQuote = Field(description="the price used")
+    facility: Facility | None = Field(description="the facility assumptions used, if any")
+    usd_per_hour: Figure = Field(description="the chips used, one hour")
+    usd_per_million_tokens: Figure = Field(description="trained (training) or generated "
+                                           "(inference, prefill included) tokens")
+    kwh_per_million_tokens: float | None = Field(description="facility energy (IT energy x PUE)")
+    tokens_per_joule: float | None = Field(description="tokens per joule at the chips "
+                                           "(performance per watt: tokens/s per W)")
+    usd_to_train: Figure | None = Field(default=None, description="the whole run (training "
+                                        "with tokens to train)")
+    kwh_to_train: float | None = Field(default=None, description="the whole run's facility "
+                                       "energy, kWh")
+    energy_basis: str = Field(description="what the energy figures rest on")
+
+
+def overridden(fac: Facility | None, kwh_price: float | None, pue: float | None
+               ) -> Facility | None:
+    """``fac`` with the user's --kwh-price and --pue (a partial facility when there is none:
+    enough for energy, not for amortising a purchase)."""
+    if kwh_price is None and pue is None:
+        return fac
+    base = fac or Facility(pue=1.0, usd_per_kwh=1.0, amortisation_years=1.0, utilisation=1.0,
+                           basis="")
+    update: dict[str, Any] = {}
+    said = []
+    if kwh_price is not None:
+        update["usd_per_kwh"] = kwh_price
+        said.append(f"--kwh-price {kwh_price:g}")
+    if pue is not None:
+        update["pue"] = pue
+        said.append(f"--pue {pue:g}")
+    basis = (fac.basis + "; " if fac else "") + "overridden: " + ", ".join(said)
+    return Facility.model_validate({**base.model_dump(), **update, "basis": basis})
+
+
+def cost_of(estimate: dict[str, Any], phase: str, system: str, chips: int,
+            price: float | None = None, kwh_price: float | None = None,
+            pue: float | None = None, kb: KnowledgeBase | None = None) -> CostReport:
+    """The cost report of ``estimate`` (a training or inference estimate's model_dump).
+
+    ``price`` is a user's dollars per chip-hour; without it the newest cloud quote of the system
+    (else its purchase price) is used.
+
+    Raises
+    ------
+    InputError
+        No price for the system and none given, or bad overrides.
+    """
+    for value, option in ((price, "--price"), (kwh_price, "--kwh-price"), (pue, "--pue")):
+        if value is not None and not 0 < value < float("inf"):
+            raise InputError(f"expected {option} > 0 (a finite number), got {value}")
+    if pue is not None and not 1.0 <= pue <= 5.0:
+        raise InputError(f"expected --pue between 1 and 5 (facility power / IT power), got {pue}")
+    spread = None
+    if price is not None:
+        quote = PriceQuote(kind="override", chips=1, usd_per_hour=price, confidence="High",
+                           source="--price")
+    else:
+        quotes = system_quotes(system, kb)
+        quote = choose(quotes)
+        spread = market(quotes, quote.kind)
+        if spread is not None:
+            quote = spread[0]
+    fac = overridden(facility(kb), kwh_price, pue)
+    power = estimate.get("power_w")
+    hour = hourly_cost(chips, quote, power, fac if quote.kind == "purchase" else None)
+    if spread is not None:  # the providers' spread is the range, not the quote's confidence
+        _, low, high, line = spread
+        hour = Figure(usd=hour.usd, low=min(hour.usd, low * chips),
+                      high=max(hour.usd, high * chips),
+                      basis=[line, *[b for b in hour.basis if not b.startswith("range x/÷")]])
+    rate_key = "tokens_per_s" if phase == "training" else "end_to_end_tokens_per_s"
+    tokens = per_million_tokens(hour, float(estimate[rate_key]))
+    jpt = estimate.get("joules_per_token")
+    pue_used = fac.pue if fac is not None else 1.0
+    energy_basis = (f"average power {power:,.4g} W of the chips used x PUE {pue_used:g}"
+                    if power else "no power figure for the system")
+    if fac is None:
+        energy_basis += " (no facility assumptions: energy at the chips only)"
+    out: dict[str, Any] = {
+        "quote": quote, "facility": fac, "usd_per_hour": hour, "usd_per_million_tokens": tokens,
+        "kwh_per_million_tokens": kwh_per_million_tokens(jpt, pue_used) if jpt else None,
+        "tokens_per_joule": 1.0 / jpt if jpt else None, "energy_basis": energy_basis}
+    seconds = estimate.get("time_to_train_s")
+    if phase == "training" and seconds:
+        f = seconds / 3600.0
+        out["usd_to_train"] = Figure(usd=hour.usd * f, low=hour.low * f, high=hour.high * f,
+                                     basis=[*hour.basis, f"for {seconds / 86400:,.3g} days"])
+        joules = estimate.get("energy_to_train_j")
+        out["kwh_to_train"] = joules * pue_used / 3.6e6 if joules else None
+    return CostReport(**out)

@@ -1,0 +1,150 @@
+"""Price quotes and facility assumptions from the knowledge base (``ak:PriceQuote``,
+``ak:FacilityAssumption``; schema ``ontology/schema/ext-cost.ttl``).
+
+A quote of a system applies to it and to every system built of it (a DGX H100 instance rate
+prices a DGX H100 SuperPOD node by node); a quote of a chip prices any system of that chip.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rdflib import Graph, URIRef
+
+from accelkb.errors import InputError
+from accelkb.ontology.kb import KnowledgeBase
+from accelkb.ontology.namespace import AK
+from accelkb.perf.cost.model import Facility, PriceQuote
+from accelkb.perf.from_kb import default_kb
+
+_KINDS = {AK.CloudOnDemand: "cloud", AK.CloudCommitted: "committed", AK.PerTokenApi: "api",
+          AK.Purchase: "purchase"}
+
+
+def _num(g: Graph, s: Any, p: URIRef) -> float | None:
+    v = g.value(s, p)
+    return float(v.toPython()) if v is not None else None
+
+
+def _text(g: Graph, s: Any, p: Any) -> str:
+    v = g.value(s, p)
+    return str(v) if v is not None else ""
+
+
+def _confidence(g: Graph, node: Any) -> str:
+    c = g.value(node, AK.confidence)
+    if c is None:
+        for prov in g.objects(node, AK.provenance):
+            c = g.value(prov, AK.confidence)
+            if c is not None:
+                break
+    name = str(c).rsplit("#", 1)[-1] if c is not None else "Low"
+    return name if name in ("High", "Medium", "Low") else "Low"
+
+
+def _source(g: Graph, node: Any) -> str:
+    from rdflib.namespace import DCTERMS
+
+    src = g.value(node, DCTERMS.source)
+    if src is None:
+        return ""
+    return _text(g, src, DCTERMS.title) or str(src)
+
+
+def quote_of(g: Graph, node: Any) -> PriceQuote:
+    """The :class:`PriceQuote` of one ``ak:PriceQuote`` node."""
+    chips = _num(g, node, AK.chipsPriced)
+    return PriceQuote(
+        kind=_KINDS.get(g.value(node, AK.priceKind), "purchase"),  # type: ignore[arg-type]
+        provider=_text(g, node, AK.provider), offering=_text(g, node, AK.offering),
+        region=_text(g, node, AK.region), observed_on=_text(g, node, AK.observedOn),
+        chips=int(chips) if chips else None, usd_per_hour=_num(g, node, AK.usdPerHour),
+        usd_purchase=_num(g, node, AK.usdPurchase), confidence=_confidence(g, node),  # type: ignore[arg-type]
+        source=_source(g, node))
+
+
+def system_quotes(name: str, kb: KnowledgeBase | None = None) -> list[PriceQuote]:
+    """Every cloud or purchase quote that prices system ``name`` (its own, those of the systems
+    it is built of, those of its chip), newest first.
+
+    Raises
+    ------
+    UnknownNameError
+        ``name`` is not a system.
+    """
+    kb = kb or default_kb()
+    g = kb.asserted
+    iri = kb.resolve("system", name)
+    targets: list[Any] = []
+    node: Any = iri
+    while node is not None and node not in targets:
+        targets.append(node)
+        node = g.value(node, AK.subsystem)
+    chip = g.value(iri, AK.chip)
+    if chip is not None:
+        targets.append(chip)
+    out = []
+    for target in targets:
+        for q in g.subjects(AK.priceOf, target):
+            quote = quote_of(g, q)
+            if quote.kind != "api":
+                if quote.chips is None and target == chip:
+                    quote = quote.model_copy(update={"chips": 1})
+                out.append(quote)
+    return sorted(out, key=lambda q: q.observed_on, reverse=True)
+
+
+def facility(kb: KnowledgeBase | None = None) -> Facility | None:
+    """The knowledge base's facility assumptions, or None: the first ``ak:FacilityAssumption``
+    with all four figures, a user's own (outside the bundled ``kb:`` namespace) before the
+    bundled defaults."""
+    from rdflib.namespace import RDF
+
+    kb = kb or default_kb()
+    g = kb.asserted
+    bundled = "https://w3id.org/accelkb/data/"
+    for node in sorted(g.subjects(RDF.type, AK.FacilityAssumption),
+                       key=lambda n: (str(n).startswith(bundled), str(n))):
+        values = {k: _num(g, node, p) for k, p in (
+            ("pue", AK.pue), ("usd_per_kwh", AK.usdPerKilowattHour),
+            ("amortisation_years", AK.amortisationYears), ("utilisation", AK.utilisation))}
+        if all(v is not None for v in values.values()):
+            return Facility(**values,  # type: ignore[arg-type]
+                            basis=f"facility assumptions {_text(g, node, AK.shortName) or node}"
+                            f" ({_confidence(g, node)} confidence; {_source(g, node)})")
+    return None
+
+
+def market(quotes: list[PriceQuote], kind: str = "cloud"
+           ) -> tuple[PriceQuote, float, float, str] | None:
+    """The market for ``kind`` prices: each provider's newest quote, the one with the median
+    rate per chip-hour, the lowest and highest rates per chip-hour, and a line saying so.
+    None with fewer than two providers (a single quote has no market spread)."""
+    newest: dict[str, PriceQuote] = {}
+    for q in quotes:  # newest first
+        if q.kind == kind and q.usd_per_hour is not None and q.provider not in newest:
+            newest[q.provider] = q
+    if len(newest) < 2:
+        return None
+    ranked = sorted(newest.values(), key=lambda q: (q.usd_per_hour or 0) / (q.chips or 1))
+    rates = [(q.usd_per_hour or 0) / (q.chips or 1) for q in ranked]
+    mid = ranked[(len(ranked) - 1) // 2]
+    line = (f"median of {len(ranked)} providers' newest {kind} rates per chip-hour: "
+            f"${rates[0]:,.2f} ({ranked[0].provider}) to ${rates[-1]:,.2f} "
+            f"({ranked[-1].provider})")
+    return mid, rates[0], rates[-1], line
+
+
+def choose(quotes: list[PriceQuote], prefer: str = "cloud") -> PriceQuote:
+    """The newest quote of the preferred kind, else the newest of any kind.
+
+    Raises
+    ------
+    InputError
+        No quote at all.
+    """
+    if not quotes:
+        raise InputError("expected a price for the system, got none in the knowledge base: give "
+                         "--price USD_PER_CHIP_HOUR or a --data file with an ak:PriceQuote")
+    same = [q for q in quotes if q.kind == prefer]
+    return (same or quotes)[0]

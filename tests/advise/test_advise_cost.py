@@ -1,0 +1,86 @@
+"""advise --goal cost / energy (issue 26): the baseline minimises $ or J per token under a
+per-user speed target, the report is titled and answered for cost, and prices every system."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import REPO
+
+from accelkb.advise import advise
+from accelkb.advise.report import render
+from accelkb.errors import InputError
+from accelkb.knowledge import KnowledgeBase
+
+#: A user's own chip and node (the data README's worked example, prefix my:), which no bundled
+#: price covers, with a price and an inference workload.
+WORKED = re.search(r"<!-- worked-example -->\n```turtle\n(.*?)```",
+                   (REPO / "ontology" / "data" / "README.md").read_text(encoding="utf-8"),
+                   re.S).group(1)  # type: ignore[union-attr]
+PRICE = WORKED + """
+my:price-page a ak:Source ; dcterms:title "A cloud's price page" ; dcterms:publisher "Cloud" ;
+    dcterms:date "2026-11-01"^^xsd:date ; ak:sourceKind ak:VendorDocument .
+my:price-node a ak:PriceQuote ; rdfs:label "8-chip instance" ; ak:priceOf my:node ;
+    ak:priceKind ak:CloudOnDemand ; ak:provider "Cloud" ; ak:offering "x8" ;
+    ak:observedOn "2026-11-01"^^xsd:date ; ak:chipsPriced 8 ; ak:usdPerHour 80.0 ;
+    dcterms:source my:price-page ; ak:confidence ak:Medium .
+my:llama3-8b-inference a ak:Workload ; rdfs:label "Llama 3 8B serving" ;
+    ak:shortName "my-llama3-8b-inference" ; ak:model my:llama3-8b ; ak:phase ak:Inference ;
+    ak:precision ak:BF16 ; ak:sequenceLength 8192 ; ak:inputTokens 512 ; ak:outputTokens 256 ;
+    dcterms:source my:spec-sheet ; ak:confidence ak:Low .
+"""
+
+
+@pytest.fixture(scope="module")
+def priced(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
+    path = tmp_path_factory.mktemp("prices") / "prices.ttl"
+    path.write_text(PRICE, encoding="utf-8")
+    return KnowledgeBase([str(path)])
+
+
+def test_goal_cost_batches_up_to_the_speed_target_and_prices_it(priced: KnowledgeBase) -> None:
+    a = advise("my-npu-node", "my-llama3-8b-inference", goal="cost", kb=priced, slo=20.0)
+    assert a.question == "How can my-llama3-8b-inference run cheaper on my-npu-node?"
+    assert a.baseline.configuration["batch"] > 1  # batch 1 is the latency answer, not the cost one
+    assert a.baseline.tokens_per_s_per_user >= 20.0
+    assert "keeping 20 tokens/s per user" in a.baseline_note
+    row = a.costs[0]
+    assert row.system == "my-npu-node" and row.usd_per_hour == 80.0
+    assert row.usd_per_million_tokens == pytest.approx(80.0 / (a.baseline.tokens_per_s * 3600)
+                                                       * 1e6)
+    assert a.answer.startswith("At my-npu-node's price, a million tokens cost $")
+    text = render(a, "md")
+    assert "## Cost and energy" in text and "$80.00" in text
+    # without the target the batch grows further, and each token costs less
+    loose = advise("my-npu-node", "my-llama3-8b-inference", goal="cost", kb=priced)
+    assert loose.baseline.configuration["batch"] >= a.baseline.configuration["batch"]
+    assert loose.costs[0].usd_per_million_tokens <= row.usd_per_million_tokens
+
+
+def test_goal_energy_minimises_joules_and_says_so_without_a_price() -> None:
+    a = advise("dgx-a100", "llama2-70b-inference", goal="energy", slo=10.0)
+    assert "fewest joules per token" in a.baseline_note
+    assert a.answer.startswith("dgx-a100 does ")
+    latency = advise("dgx-a100", "llama2-70b-inference", goal="latency")
+    assert a.baseline.joules_per_token < latency.baseline.joules_per_token
+    assert a.costs[0].tokens_per_joule == pytest.approx(1 / a.baseline.joules_per_token)
+
+
+def test_an_unreachable_speed_target_is_a_clear_error() -> None:
+    with pytest.raises(InputError, match="no batch keeps 100000 tokens/s per user"):
+        advise("dgx-a100", "llama2-70b-inference", goal="cost", slo=1e5)
+
+
+def test_long_reasons_are_shortened_at_a_clause_or_a_word_never_mid_word() -> None:
+    """Issue 27: the Answer was cut at 120 characters mid-word ('...intensity): str.')."""
+    from accelkb.advise.findings import clip
+
+    reason = ("constraint-streaming-intensity: streams weights at 4423 FLOP/byte, needs 5529; "
+              "and more detail that does not belong in one sentence")
+    assert clip(reason, 100) == ("constraint-streaming-intensity: streams weights at 4423 "
+                                 "FLOP/byte, needs 5529")
+    words = "groqchip " * 40
+    cut = clip(words, 50)
+    assert cut.endswith("...") and cut[:-3].split() == ["groqchip"] * 5
+    assert clip("short.", 50) == "short"
