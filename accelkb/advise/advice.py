@@ -148,6 +148,11 @@ class CostRow(_Frozen):
     kwh_per_million_tokens: float | None = Field(default=None, description="facility energy")
     tokens_per_joule: float | None = Field(default=None, description="performance per watt")
     usd_to_train: float | None = Field(default=None, description="training: the whole run")
+    price_kind: str = Field(default="", description="cloud, committed or purchase: what the "
+                            "figures rest on")
+    price: str = Field(default="", description="the price used, in a few words (provider, "
+                       "offering, date, confidence)")
+    facility: str = Field(default="", description="the facility assumptions used, if any")
     basis: list[str] = Field(default_factory=list, description="the price and assumptions used")
     note: str = Field(default="", description="why there is no cost (no price)")
 

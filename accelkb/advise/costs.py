@@ -10,7 +10,8 @@ from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
 
 
-def _row(kb: KnowledgeBase, system: str, est: Estimate, phase: str) -> CostRow:
+def _row(kb: KnowledgeBase, system: str, est: Estimate, phase: str,
+         prefer: str = "cloud") -> CostRow:
     from accelkb.perf.cost.estimate import cost_of
 
     data: dict[str, Any] = {
@@ -20,7 +21,7 @@ def _row(kb: KnowledgeBase, system: str, est: Estimate, phase: str) -> CostRow:
         "energy_to_train_j": (est.power_w * est.time_to_train_s
                               if est.power_w and est.time_to_train_s else None)}
     try:
-        rep = cost_of(data, phase, system, est.chips, kb=kb)
+        rep = cost_of(data, phase, system, est.chips, kb=kb, prefer=prefer)
     except InputError as exc:  # no price: the energy figures still stand
         from accelkb.perf.cost.from_kb import facility
         from accelkb.perf.cost.model import kwh_per_million_tokens
@@ -38,14 +39,43 @@ def _row(kb: KnowledgeBase, system: str, est: Estimate, phase: str) -> CostRow:
                    kwh_per_million_tokens=rep.kwh_per_million_tokens,
                    tokens_per_joule=rep.tokens_per_joule,
                    usd_to_train=rep.usd_to_train.usd if rep.usd_to_train else None,
+                   price_kind=rep.quote.kind, price=_price_words(rep.quote, rep.usd_per_hour),
+                   facility=rep.facility.basis if rep.facility and rep.quote.kind == "purchase"
+                   else "",
                    basis=[*rep.usd_per_hour.basis, rep.energy_basis])
+
+
+def _price_words(quote: Any, hour: Any) -> str:
+    """'purchase $32,450 per 4 chips (Graphcore, 2020-07-15, Medium)' or the market line."""
+    market = next((b for b in hour.basis if b.startswith("median of ")), "")
+    if market:
+        return market
+    figure = (f"${quote.usd_per_hour:,.2f}/h" if quote.usd_per_hour is not None
+              else f"${quote.usd_purchase:,.0f}")
+    who = ", ".join(x for x in (quote.provider, quote.observed_on, quote.confidence) if x)
+    return f"{quote.kind} {figure} per {quote.chips or 1} chips ({who})"
 
 
 def cost_rows(kb: KnowledgeBase, system: str, base: Estimate, phase: str,
               comparisons: list[Comparison]) -> list[CostRow]:
-    """This system's row first, then one per compared system that has an estimate."""
-    return [_row(kb, system, base, phase)] + [
-        _row(kb, c.system, c.estimate, phase) for c in comparisons if c.estimate is not None]
+    """This system's row first, then one per compared system that has an estimate, priced by
+    the same kind of price as this system where they have one (a purchase against a purchase,
+    a cloud rate against a cloud rate)."""
+    me = _row(kb, system, base, phase)
+    prefer = me.price_kind if me.price_kind in ("cloud", "purchase") else "cloud"
+    return [me] + [_row(kb, c.system, c.estimate, phase, prefer)
+                   for c in comparisons if c.estimate is not None]
+
+
+def like_for_like(rows: list[CostRow]) -> str:
+    """A warning when the rows rest on different kinds of price, else ''."""
+    kinds = {r.price_kind for r in rows if r.price_kind}
+    if len(kinds) < 2:
+        return ""
+    by = "; ".join(f"{r.system}: {r.price_kind}" for r in rows if r.price_kind)
+    return ("Not like for like: these rows rest on different kinds of price (" + by + "). A "
+            "cloud rate includes hosts, network, facility and the provider's margin; a purchase "
+            "price here may cover the accelerators only, amortised at the facility assumptions.")
 
 
 def cost_sentence(rows: list[CostRow], goal: str) -> str:

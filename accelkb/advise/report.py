@@ -10,6 +10,7 @@ import json
 import re
 
 from accelkb.advise.advice import Advice, Estimate
+from accelkb.advise.costs import like_for_like
 from accelkb.advise.figures import figures
 from accelkb.errors import InputError
 
@@ -230,8 +231,11 @@ def _cost_section(a: Advice) -> list[str]:
             continue
         L.append(f"| {name} | {r.chips} | ${r.usd_per_hour:,.2f} | "
                  f"${r.usd_per_million_tokens:,.3g} (${r.usd_low:,.3g}-${r.usd_high:,.3g}) | "
-                 f"{kwh} | {tpj} | {run}{'; '.join(r.basis)} |")
-    return [*L, ""]
+                 f"{kwh} | {tpj} | {run}{r.price} |")
+    facilities = list(dict.fromkeys(r.facility for r in a.costs if r.facility))
+    warning = like_for_like(a.costs)
+    return [*L, "", *[f"Purchases are amortised with the {f}." for f in facilities],
+            *([""] if facilities else []), *([f"**{warning}**", ""] if warning else [])]
 
 
 def render(a: Advice, fmt: str) -> str:

@@ -65,11 +65,13 @@ def overridden(fac: Facility | None, kwh_price: float | None, pue: float | None
 
 def cost_of(estimate: dict[str, Any], phase: str, system: str, chips: int,
             price: float | None = None, kwh_price: float | None = None,
-            pue: float | None = None, kb: KnowledgeBase | None = None) -> CostReport:
+            pue: float | None = None, kb: KnowledgeBase | None = None,
+            prefer: str = "cloud") -> CostReport:
     """The cost report of ``estimate`` (a training or inference estimate's model_dump).
 
-    ``price`` is a user's dollars per chip-hour; without it the newest cloud quote of the system
-    (else its purchase price) is used.
+    ``price`` is a user's dollars per chip-hour; without it the system's quotes of the
+    ``prefer`` kind (cloud: the providers' median; purchase: amortised plus energy) are used,
+    else those of the other kind.
 
     Raises
     ------
@@ -87,7 +89,7 @@ def cost_of(estimate: dict[str, Any], phase: str, system: str, chips: int,
                            source="--price")
     else:
         quotes = system_quotes(system, kb)
-        quote = choose(quotes)
+        quote = choose(quotes, prefer)
         spread = market(quotes, quote.kind)
         if spread is not None:
             quote = spread[0]

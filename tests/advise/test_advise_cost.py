@@ -95,3 +95,16 @@ def test_goal_cost_on_groq_takes_a_larger_batch_than_goal_latency() -> None:
     assert cost.baseline.configuration["batch"] > 1
     assert cost.baseline.tokens_per_s > 10 * latency.baseline.tokens_per_s
     assert cost.costs[0].tokens_per_joule > latency.costs[0].tokens_per_joule
+
+
+def test_a_comparison_is_priced_like_for_like_or_says_it_is_not() -> None:
+    """Issue 26/27: ipu-pod64 has a purchase price only, dgx-a100 a cloud rate only; the
+    compared system is priced by the same kind where it has one, and the report warns where
+    the kinds differ."""
+    from accelkb.advise.costs import like_for_like
+
+    a = advise("ipu-pod64", "gpt3-2.7b-training", compare=["ipu-pod16", "dgx-a100"])
+    kinds = {r.system: r.price_kind for r in a.costs}
+    assert kinds == {"ipu-pod64": "purchase", "ipu-pod16": "purchase", "dgx-a100": "cloud"}
+    assert "Not like for like" in like_for_like(a.costs) and "dgx-a100: cloud" in render(a, "md")
+    assert like_for_like([r for r in a.costs if r.price_kind == "purchase"]) == ""
