@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.perf import estimate_inference
 from accelkb.perf.from_kb import model_spec, system_spec
@@ -59,3 +61,24 @@ def test_an_outer_average_does_not_hide_an_inner_maximum(tmp_path: Path,
     spec = system_spec("acme-x1-pod", kb=KnowledgeBase([path], bundled_data=False))
     assert spec.power_watts_per_chip == 4000 / 8
     assert spec.watts_basis == "ak:maxPowerWatts of acme-x1-box: 4,000 W / 8 chips"
+
+
+@pytest.mark.parametrize(("system", "watts", "basis"), [
+    ("ipu-pod64", 24000 / 64, "ak:maxPowerWatts of ipu-pod64"),   # 16 x the M2000's 1.5 kW peak
+    ("ipu-m2000", 1500 / 4, "ak:maxPowerWatts of ipu-m2000"),
+    ("dgx-a100", 6500 / 8, "ak:maxPowerWatts of dgx-a100"),       # '6.5 kW max'
+    ("dgx-h100", 10200 / 8, "ak:maxPowerWatts of dgx-h100"),
+])
+def test_bundled_maxima_are_full_power(kb: KnowledgeBase, system: str, watts: float,
+                                       basis: str) -> None:
+    spec = system_spec(system, kb=kb)
+    assert spec.watts_per_chip == pytest.approx(watts)
+    assert spec.watts_basis is not None and spec.watts_basis.startswith(basis)
+
+
+@pytest.mark.parametrize("system", ["bow-2000", "bow-pod64", "sambarack-sn40l-16"])
+def test_bundled_averages_give_no_full_power(kb: KnowledgeBase, system: str) -> None:
+    # Bow-2000's 1.25 kW is an average, SambaRack's '10 kWh' an average read from an energy unit;
+    # neither chip has a TDP, so no energy rather than an average passed off as the maximum.
+    spec = system_spec(system, kb=kb)
+    assert spec.watts_per_chip is None and spec.watts_basis is None
