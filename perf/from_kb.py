@@ -190,6 +190,29 @@ def _level(g: Graph, system: URIRef) -> NetworkLevelSpec | None:
     )
 
 
+#: The system properties that give full power (the power at full activity that
+#: :func:`accelkb.perf.energy.average_power` scales down to the idle floor), most specific first.
+#: ak:averagePowerWatts is not among them: an average under load is not the maximum.
+FULL_POWER_PROPERTIES = (AK.maxPowerWatts, AK.powerWatts)
+
+
+def _full_power(g: Graph, chain: list[URIRef]) -> tuple[float | None, str | None]:
+    """Full power per chip of the outermost level that has a full-power figure, and in words
+    which property of which level gave it; ``(None, None)`` when no level has one.
+
+    Per level ak:maxPowerWatts (a maximum: nameplate or at peak) comes first, then the legacy
+    ak:powerWatts ("typical or maximum as the provenance says"). ak:averagePowerWatts and
+    ak:idlePowerWatts are never taken as full power. With none, SystemSpec.watts_per_chip falls
+    back to the chip's ak:tdpWatts.
+    """
+    for part in chain:
+        n = _int(g, part, AK.chipCount) or 1
+        for prop in FULL_POWER_PROPERTIES:
+            if (w := _num(g, part, prop)) is not None:
+                return w / n, f"ak:{str(prop).rsplit('#', 1)[1]} of {_short(g, part)}: {w:,.0f} W / {n} chips"
+    return None, None
+
+
 def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = None) -> SystemSpec:
     """The :class:`SystemSpec` of a system short name, optionally scaled to ``chips`` chips.
 
@@ -222,11 +245,8 @@ def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = 
     # Power and host links are often given for the repeated part (a DGX node, an IPU-M2000):
     # take the outermost level that has one and share it among that level's chips.
     # Host links are per part (one 100 GbE per IPU-M2000), so the innermost one is used.
-    power = host_bw = None
-    for part in chain:
-        n = _int(g, part, AK.chipCount) or 1
-        if power is None and (w := _num(g, part, AK.powerWatts)) is not None:
-            power = w / n
+    power, power_basis = _full_power(g, chain)
+    host_bw = None
     for part in reversed(chain):
         n = _int(g, part, AK.chipCount) or 1
         host = g.value(part, AK.hostLink)
@@ -238,7 +258,7 @@ def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = 
             NetworkLevelSpec(name="single-chip", group_chips=1, bandwidth_bytes_per_s_per_chip=1.0,
                              latency_s=0.0, topology="full")],
         host_bandwidth_bytes_per_s_per_chip=host_bw,
-        power_watts_per_chip=power,
+        power_watts_per_chip=power, power_basis=power_basis,
     )
     return spec.with_chips(chips) if chips is not None and chips != total else spec
 

@@ -89,6 +89,8 @@ class InferenceEstimate(BaseModel):
     memory_breakdown_bytes: dict[str, float] = Field(description="bytes per chip by category")
     placement: dict[str, dict[str, float]] = Field(description="bytes per tier per category")
     power_w: float | None = Field(description="average power of the chips used, W")
+    power_basis: str | None = Field(default=None, description="the full-power figure power_w "
+                                    "scales by activity (which knowledge-base property)")
     joules_per_token: float | None = Field(description="energy per generated token, J "
                                            "(decode)")
     uncertainty: dict[str, Uncertainty] | None = Field(
@@ -223,7 +225,8 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         bound=max(shares, key=lambda k: shares[k]), breakdown=breakdown,
         memory_per_chip_bytes=tier_totals(placement),
         memory_breakdown_bytes={"weights": weights, "kv_cache": kv}, placement=placement,
-        power_w=power, joules_per_token=None if power is None else power / tokens_per_s,
+        power_w=power, power_basis=None if power is None else system.watts_basis,
+        joules_per_token=None if power is None else power / tokens_per_s,
         collectives=coll,
     )
 

@@ -147,8 +147,13 @@ class SystemSpec(_Frozen):
         default=None, description="host (CPU) link bandwidth per chip for offload, bytes/s"
     )
     power_watts_per_chip: float | None = Field(
-        default=None, description="wall power share per chip including host and network if "
-        "known; None means use the chip's TDP"
+        default=None, description="full power (at full activity) per chip: the system's "
+        "maximum power share per chip, including host and network where the figure does; None "
+        "means use the chip's TDP"
+    )
+    power_basis: str | None = Field(
+        default=None, description="where power_watts_per_chip comes from, e.g. "
+        "'ak:maxPowerWatts of ipu-m2000: 1,500 W / 4 chips'"
     )
 
     @model_validator(mode="after")
@@ -182,9 +187,19 @@ class SystemSpec(_Frozen):
 
     @property
     def watts_per_chip(self) -> float | None:
-        """Wall power share per chip if known, else the chip TDP, else None."""
+        """Full power per chip: the system's share per chip if known, else the chip TDP, else
+        None."""
         return self.power_watts_per_chip if self.power_watts_per_chip is not None \
             else self.chip.tdp_watts
+
+    @property
+    def watts_basis(self) -> str | None:
+        """Which figure :attr:`watts_per_chip` is, in words; None when there is none."""
+        if self.power_watts_per_chip is not None:
+            return self.power_basis or "the system's power_watts_per_chip"
+        if self.chip.tdp_watts is not None:
+            return f"ak:tdpWatts of {self.chip.name} (no system full-power figure)"
+        return None
 
 
 class ModelSpec(_Frozen):

@@ -116,6 +116,8 @@ class TrainingEstimate(BaseModel):
     memory_breakdown_bytes: dict[str, float] = Field(description="bytes per chip by category")
     placement: dict[str, dict[str, float]] = Field(description="bytes per tier per category")
     power_w: float | None = Field(description="average system power, W (None if unknown)")
+    power_basis: str | None = Field(default=None, description="the full-power figure power_w "
+                                    "scales by activity (which knowledge-base property)")
     energy_per_step_j: float | None = Field(description="energy of one step, J")
     joules_per_token: float | None = Field(description="energy per trained token, J")
     time_to_train_s: float | None = Field(default=None, description="time to train the "
@@ -322,6 +324,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         activity=min(1.0, activity),
         memory_per_chip_bytes=tier_totals(placement), memory_breakdown_bytes=mem_cat,
         placement=placement, power_w=power,
+        power_basis=None if power is None else system.watts_basis,
         energy_per_step_j=None if power is None else power * step,
         joules_per_token=None if power is None else power * step / tokens,
         time_to_train_s=None if train_tokens is None else train_tokens / (tokens / step),

@@ -181,7 +181,12 @@ def assumptions(spec: SystemSpec, cfg: Any, phase: str) -> list[str]:
         out.append("Where the knowledge base has no link latency, only the calibrated software "
                    "latency per collective step is counted (medium confidence).")
     if spec.watts_per_chip is None:
-        out.append("No power figure for this system in the knowledge base: energy is not reported.")
+        out.append("No full-power figure for this system in the knowledge base (ak:maxPowerWatts, "
+                   "ak:powerWatts or the chip's ak:tdpWatts; an ak:averagePowerWatts is not one): "
+                   "energy is not reported.")
+    else:
+        out.append(f"Energy: power between the calibrated idle floor and full power by activity; "
+                   f"full power is {spec.watts_basis}.")
     if phase != "training":
         out.append("Inference: one request stream (batch 1) unless the goal is throughput; decode "
                    "time per token excludes network time outside the system.")

@@ -107,6 +107,8 @@ def cost_of(estimate: dict[str, Any], phase: str, system: str, chips: int,
     pue_used = fac.pue if fac is not None else 1.0
     energy_basis = (f"average power {power:,.4g} W of the chips used x PUE {pue_used:g}"
                     if power else "no power figure for the system")
+    if power and estimate.get("power_basis"):
+        energy_basis += f" (full power: {estimate['power_basis']})"
     if fac is None:
         energy_basis += " (no facility assumptions: energy at the chips only)"
     out: dict[str, Any] = {
