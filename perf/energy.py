@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 from .calibration import Calibration
+from .specs import SystemSpec
 
 
 def average_power(watts_per_chip: float | None, chips: int, activity: float,
@@ -33,3 +34,19 @@ def average_power(watts_per_chip: float | None, chips: int, activity: float,
 def energy_j(power_w: float | None, seconds: float) -> float | None:
     """Energy of ``seconds`` at ``power_w``, J; None if the power is unknown."""
     return None if power_w is None else power_w * seconds
+
+
+def run_power(system: SystemSpec, chips: int, activity: float,
+              cal: Calibration) -> tuple[float | None, str | None]:
+    """The run's average power and where it comes from: full power scaled by activity
+    (:func:`average_power`) where a full-power figure exists; else a published average under
+    load, as it is (it already holds the activity of the run it was measured on); else None.
+    """
+    if system.watts_per_chip is not None:
+        return average_power(system.watts_per_chip, chips, activity, cal), system.watts_basis
+    if system.average_watts_per_chip is not None:
+        return chips * system.average_watts_per_chip, (
+            f"{system.average_basis or 'a published average under load'} (an average under "
+            "load, taken as the run's power: no maximum is published, so it is not scaled by "
+            "this run's activity)")
+    return None, None

@@ -213,6 +213,16 @@ def _full_power(g: Graph, chain: list[URIRef]) -> tuple[float | None, str | None
     return None, None
 
 
+def _average_power(g: Graph, chain: list[URIRef]) -> tuple[float | None, str | None]:
+    """Published average power under load per chip (ak:averagePowerWatts) of the outermost
+    level that has one, and in words where it comes from."""
+    for part in chain:
+        n = _int(g, part, AK.chipCount) or 1
+        if (w := _num(g, part, AK.averagePowerWatts)) is not None:
+            return w / n, f"ak:averagePowerWatts of {_short(g, part)}: {w:,.0f} W / {n} chips"
+    return None, None
+
+
 def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = None) -> SystemSpec:
     """The :class:`SystemSpec` of a system short name, optionally scaled to ``chips`` chips.
 
@@ -246,6 +256,7 @@ def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = 
     # take the outermost level that has one and share it among that level's chips.
     # Host links are per part (one 100 GbE per IPU-M2000), so the innermost one is used.
     power, power_basis = _full_power(g, chain)
+    average, average_basis = _average_power(g, chain)
     host_bw = None
     for part in reversed(chain):
         n = _int(g, part, AK.chipCount) or 1
@@ -259,6 +270,7 @@ def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = 
                              latency_s=0.0, topology="full")],
         host_bandwidth_bytes_per_s_per_chip=host_bw,
         power_watts_per_chip=power, power_basis=power_basis,
+        average_watts_per_chip=average, average_basis=average_basis,
     )
     return spec.with_chips(chips) if chips is not None and chips != total else spec
 

@@ -28,7 +28,7 @@ from accelkb.errors import InputError
 
 from .calibration import Calibration
 from .compute import Op, layer_forward_ops, logits_ops, op_time, peak_for
-from .energy import average_power
+from .energy import run_power
 from .memory import kv_cache_bytes, place, stage_params, tier_totals
 from .scheduled import CollectiveMode, CollectiveTiming, timed_collective
 from .shapes import BYTES_PER, forward_flops_per_token
@@ -214,7 +214,7 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     shares = {"bandwidth": breakdown["memory"], "compute": breakdown["compute"],
               "latency": lat_part}
     activity = useful / chips / (peak * cal.matmul_efficiency)
-    power = average_power(system.watts_per_chip, chips, activity, cal)
+    power, power_basis = run_power(system, chips, activity, cal)
     return InferenceEstimate(
         model=model.name, system=system.name, chips=chips, config=cfg, ttft_s=prefill,
         decode_s_per_token=decode, tokens_per_s_per_user=1.0 / decode, tokens_per_s=tokens_per_s,
@@ -225,7 +225,7 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         bound=max(shares, key=lambda k: shares[k]), breakdown=breakdown,
         memory_per_chip_bytes=tier_totals(placement),
         memory_breakdown_bytes={"weights": weights, "kv_cache": kv}, placement=placement,
-        power_w=power, power_basis=None if power is None else system.watts_basis,
+        power_w=power, power_basis=power_basis,
         joules_per_token=None if power is None else power / tokens_per_s,
         collectives=coll,
     )

@@ -155,6 +155,12 @@ class SystemSpec(_Frozen):
         default=None, description="where power_watts_per_chip comes from, e.g. "
         "'ak:maxPowerWatts of ipu-m2000: 1,500 W / 4 chips'"
     )
+    average_watts_per_chip: float | None = Field(
+        default=None, gt=0, description="a published average power under load per chip "
+        "(ak:averagePowerWatts): the run's power when no full-power figure exists, not scaled "
+        "by activity")
+    average_basis: str | None = Field(default=None, description="where average_watts_per_chip "
+                                      "comes from")
 
     @model_validator(mode="after")
     def _check(self) -> SystemSpec:

@@ -35,7 +35,7 @@ from .compute import (
     peak_for,
     recompute_ops,
 )
-from .energy import average_power
+from .energy import run_power
 from .memory import (
     activation_bytes,
     check_layer_fits,
@@ -312,7 +312,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     mflops = model_flops_per_token(model) * tokens
     hflops = training_flops_per_token(model, cfg.recompute) * tokens
     activity = hflops / step / chips / (peak * cal.matmul_efficiency)
-    power = average_power(system.watts_per_chip, chips, activity, cal)
+    power, power_basis = run_power(system, chips, activity, cal)
     mem_cat = {"weights": states["weights"], "gradients": states["gradients"],
                "optimizer": 0.0 if host_opt else states["optimizer"], "activations": acts}
     return TrainingEstimate(
@@ -324,7 +324,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         activity=min(1.0, activity),
         memory_per_chip_bytes=tier_totals(placement), memory_breakdown_bytes=mem_cat,
         placement=placement, power_w=power,
-        power_basis=None if power is None else system.watts_basis,
+        power_basis=power_basis,
         energy_per_step_j=None if power is None else power * step,
         joules_per_token=None if power is None else power * step / tokens,
         time_to_train_s=None if train_tokens is None else train_tokens / (tokens / step),

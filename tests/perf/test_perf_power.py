@@ -82,3 +82,18 @@ def test_bundled_averages_give_no_full_power(kb: KnowledgeBase, system: str) -> 
     # neither chip has a TDP, so no energy rather than an average passed off as the maximum.
     spec = system_spec(system, kb=kb)
     assert spec.watts_per_chip is None and spec.watts_basis is None
+
+
+def test_an_average_under_load_is_the_runs_power_when_no_maximum_is_published() -> None:
+    """SambaRack and the Bow Pods publish only an average: it is used as the run's power, as it
+    is (not scaled by activity: it already holds the activity it was measured at), and said so."""
+    from accelkb.perf import estimate_inference
+
+    est = estimate_inference("llama2-70b", "sambarack-sn40l-16", "tp=16")
+    assert est.power_w == 10000.0
+    assert est.power_basis and est.power_basis.startswith("ak:averagePowerWatts of "
+                                                          "sambarack-sn40l-16")
+    assert "not scaled by this run's activity" in est.power_basis
+    dgx = estimate_inference("llama2-70b", "dgx-h100", "tp=8")
+    assert dgx.power_basis and dgx.power_basis.startswith("ak:maxPowerWatts of dgx-h100")
+    assert dgx.power_w < 10200  # a maximum is scaled down by the activity of decode
