@@ -168,7 +168,7 @@ COMMANDS: dict[str, tuple[str, st.SearchStrategy[list[str]], str | None, int]] =
                _BAD_NAMES + _path("bad.json", "deep.json", "bad.ttl") + _MISSING, True),
         system=(SYSTEMS, _BAD_NAMES + _MISSING, True), chips=(_CHIPS_OK, _NUMBERS, False),
         parallel=(_PARALLEL_OK, _PARALLEL_BAD, False), tokens=(["1e9", "3e11"], _NUMBERS, False),
-        json=_FLAG, data=([FILES["good.ttl"]], _DATA_BAD, False)), None, 30),
+        json=_FLAG, data=([FILES["good.ttl"]], _DATA_BAD, False)), None, 16),
     "configure": ("configure", _command(
         model=(["gpt3-13b", "llama2-70b", "gpt3-1.3b", FILES["model.json"]],
                _BAD_NAMES + _path("deep.json", "list.json") + _MISSING, True),
@@ -179,7 +179,7 @@ COMMANDS: dict[str, tuple[str, st.SearchStrategy[list[str]], str | None, int]] =
                      "pp=nan"], False),
         timeout=(["0.3", "1", "2"], _SECONDS, True),
         objective=(["time", "throughput", "energy", "chips"], ["cost", "x"], False),
-        json=_FLAG), "--timeout", 20),
+        json=_FLAG), "--timeout", 14),
     "schedule": ("schedule", _command(
         topology=(["ring:8", "torus:4x4", "full:4", "torus:4x4x4", "hypercube:3",
                    "dragonfly:nodes=3,chips=2,ports=1"],
@@ -191,7 +191,7 @@ COMMANDS: dict[str, tuple[str, st.SearchStrategy[list[str]], str | None, int]] =
         chunks=(["1", "2", "4"], _NUMBERS, False),
         time_limit=(["0.3", "1", "2"], _SECONDS, True),
         out=(["{out}"], ["{tmp}"], False), figure=(["{out}.svg"], ["{tmp}"], False),
-        json=_FLAG, dynamic=_FLAG), "--time-limit", 25),
+        json=_FLAG, dynamic=_FLAG), "--time-limit", 18),
     "schedule-system": ("schedule", _command(
         system=(["groq-576", "ipu-pod16", "dgx-h100", "groq-72"],
                 _BAD_NAMES + ["gpt3-13b"], True),
@@ -219,18 +219,18 @@ COMMANDS: dict[str, tuple[str, st.SearchStrategy[list[str]], str | None, int]] =
                   _BAD_NAMES, True),
         system=(SYSTEMS, _BAD_NAMES, True), chips=(_CHIPS_OK, _NUMBERS, False),
         parallel=(_PARALLEL_OK, _PARALLEL_BAD, False), json=_FLAG,
-        data=([FILES["good.ttl"]], _DATA_BAD, False)), None, 8),
+        data=([FILES["good.ttl"]], _DATA_BAD, False)), None, 5),
     "explain": ("explain", _command(
         workload=(["gpt3-13b-training", "llama2-70b-decode"], _BAD_NAMES, True),
         system=(SYSTEMS, _BAD_NAMES, True), chips=(_CHIPS_OK, _NUMBERS, False),
-        json=_FLAG), None, 5),
+        json=_FLAG), None, 4),
     "advise": ("advise", _command(
         system=(["ipu-pod16", "dgx-a100", "groq-576"], _BAD_NAMES, True),
         workload=(["bert-large-training", "llama2-70b-inference"], _BAD_NAMES, True),
         chips=(["16", "64"], _NUMBERS, False),
         goal=(["time", "throughput", "latency", "energy"], ["x", ""], False),
         format=(["md", "json", "html"], ["pdf"], False), out=(["{out}"], ["{tmp}"], False),
-        quiet=(None, [], True)), None, 5),
+        quiet=(None, [], True)), None, 4),
     "query": ("query", _command(
         (["ASK {}", "SELECT * WHERE { ?s ?p ?o } LIMIT 2",
           "CONSTRUCT WHERE { ?s a ak:Chip } LIMIT 2",
@@ -238,10 +238,10 @@ COMMANDS: dict[str, tuple[str, st.SearchStrategy[list[str]], str | None, int]] =
          ["SELECT WHERE {", "DROP ALL", "SERVICE <http://x> {}", "{" * 3000], True),
         format=(["table", "json", "csv"], ["xml", ""], False),
         timeout=(["0.05", "0.5", "3"], _SECONDS, True),
-        data=([FILES["good.ttl"]], _DATA_BAD, False)), "--timeout", 15),
+        data=([FILES["good.ttl"]], _DATA_BAD, False)), "--timeout", 10),
     "validate": ("validate", _command(
         ([FILES["good.ttl"], ""], _DATA_BAD + _path("model.json"), False),
-        json=_FLAG), None, 8),
+        json=_FLAG), None, 5),
 }
 
 
