@@ -33,7 +33,7 @@ from .memory import kv_cache_bytes, place, stage_params, tier_totals
 from .scheduled import CollectiveMode, CollectiveTiming, timed_collective
 from .shapes import BYTES_PER, forward_flops_per_token
 from .specs import MemoryTierSpec, ModelSpec, SystemSpec, check_tensor_parallel
-from .uncertainty import Uncertainty
+from .uncertainty import WithUncertainty
 
 
 class InferenceConfig(BaseModel):
@@ -59,7 +59,7 @@ class InferenceConfig(BaseModel):
         "compiler-scheduled networks only); None: accelkb.perf.scheduled.DEFAULT_MODE")
 
 
-class InferenceEstimate(BaseModel):
+class InferenceEstimate(WithUncertainty):
     """Estimated inference latency, throughput, memory and energy."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -93,13 +93,6 @@ class InferenceEstimate(BaseModel):
                                     "scales by activity (which knowledge-base property)")
     joules_per_token: float | None = Field(description="energy per generated token, J "
                                            "(decode)")
-    uncertainty: dict[str, Uncertainty] | None = Field(
-        default=None, description="per headline figure: its interval (from the validation "
-        "residuals of the chip's vendor and regime) and the three constants or facts it "
-        "depends on most; None unless asked for (accelkb.perf.uncertainty)")
-    foreign_constants: dict[str, list[str]] | None = Field(
-        default=None, description="calibration constants the estimate uses that were fitted "
-        "only on other vendors' measurements: name -> those vendors (with the uncertainty)")
     collectives: SkipValidation[dict[str, CollectiveTiming]] = Field(
         default_factory=dict, description="each collective of the estimate by role (decode_tp_"
         "all_reduce, decode_pipeline_hop, prefill_...): its time and source (schedule or "

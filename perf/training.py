@@ -48,7 +48,7 @@ from .memory import (
 from .scheduled import CollectiveMode, CollectiveTiming, timed_collective
 from .shapes import BYTES_PER, model_flops_per_token, training_flops_per_token
 from .specs import MemoryTierSpec, ModelSpec, SystemSpec, check_tensor_parallel
-from .uncertainty import Uncertainty
+from .uncertainty import WithUncertainty
 
 
 class TrainingConfig(BaseModel):
@@ -92,7 +92,7 @@ class TrainingConfig(BaseModel):
         "ceil(layers / pp) on the slowest stage")
 
 
-class TrainingEstimate(BaseModel):
+class TrainingEstimate(WithUncertainty):
     """Estimated training step: times, throughput, utilisation, memory and energy."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -124,13 +124,6 @@ class TrainingEstimate(BaseModel):
                                           "requested number of tokens, s")
     energy_to_train_j: float | None = Field(default=None, description="energy to train the "
                                             "requested number of tokens, J")
-    uncertainty: dict[str, Uncertainty] | None = Field(
-        default=None, description="per headline figure: its interval (from the validation "
-        "residuals of the chip's vendor and regime) and the three constants or facts it "
-        "depends on most; None unless asked for (accelkb.perf.uncertainty)")
-    foreign_constants: dict[str, list[str]] | None = Field(
-        default=None, description="calibration constants the estimate uses that were fitted "
-        "only on other vendors' measurements: name -> those vendors (with the uncertainty)")
     collectives: SkipValidation[dict[str, CollectiveTiming]] = Field(
         default_factory=dict, description="each collective of the step by role (tp_all_reduce, "
         "sp_all_gather, pipeline_p2p, dp_all_reduce, zero3_all_gather, zero3_reduce_scatter): "

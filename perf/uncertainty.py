@@ -71,6 +71,19 @@ class Uncertainty(BaseModel):
     sensitivity: list[Sensitivity]
 
 
+class WithUncertainty(BaseModel):
+    """The fields an estimate gets when its uncertainty is asked for (training and inference
+    estimates both derive from this)."""
+
+    uncertainty: dict[str, Uncertainty] | None = Field(
+        default=None, description="per headline figure: its interval (from the validation "
+        "residuals of the chip's vendor and regime) and the three constants or facts it "
+        "depends on most; None unless asked for (accelkb.perf.uncertainty)")
+    foreign_constants: dict[str, list[str]] | None = Field(
+        default=None, description="calibration constants the estimate uses that were fitted "
+        "only on other vendors' measurements: name -> those vendors (with the uncertainty)")
+
+
 @lru_cache(maxsize=1)
 def residual_table() -> dict[str, Any]:
     """The stored validation residuals (``perf/data/residuals.json``)."""

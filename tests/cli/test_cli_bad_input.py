@@ -301,3 +301,11 @@ def test_ask_as_csv_is_answered(capsys: pytest.CaptureFixture[str]) -> None:
     """Found by the fuzz test: rdflib's CSV serializer takes SELECT results only (exit 70)."""
     assert main(["query", "--format", "csv", "ASK { ?c a ak:Chip }"]) == 0
     assert capsys.readouterr().out.splitlines() == ["boolean", "true"]
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf"])
+def test_a_bad_per_user_speed_target_exits_2(value: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["advise", "--system", "dgx-a100", "--workload", "llama2-70b-inference",
+                 "--goal", "cost", "--slo-tokens-per-s-per-user", value, "--quiet"]) == 2
+    assert "expected --slo-tokens-per-s-per-user > 0" in capsys.readouterr().err
