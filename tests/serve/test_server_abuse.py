@@ -366,7 +366,9 @@ def test_no_engine_outlives_kill_9_of_the_server(tmp_path: Path,
         left = sorted(p.name for p in scratch.glob("accelkb-oxigraph-*"))
         assert left
         monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-        assert sweep_stale_directories() == len(left)
+        # the replaced engine's own removal may still be under way when the server is killed
+        # (one clean-clone run saw 2 left and 1 to sweep): what counts is that none remains
+        assert 1 <= sweep_stale_directories() <= len(left)
         assert not list(scratch.glob("accelkb-oxigraph-*"))
     finally:
         ensure_stopped(proc)
