@@ -1,7 +1,9 @@
 """Regenerate the example reports of the three questions accelkb exists for.
 
 Usage: ``python examples/make_reports.py [OUTDIR]`` (default: examples/reports). Writes
-``<id>.md``, ``<id>.html`` and ``<id>.json`` per question in examples/questions.json.
+``<id>.md``, ``<id>.html`` and ``<id>.json`` per question in examples/questions.json, and
+``<id>.png``, the top of the HTML page as headless Chromium draws it, after checking the page
+with :mod:`browser_check` (skipped, with a message, where chromedriver is not installed).
 """
 
 from __future__ import annotations
@@ -31,7 +33,25 @@ def main(argv: list[str]) -> int:
             write_atomically(str(out / f"{q['id']}.{fmt}"), render(a, fmt))
         print(f"{q['id']}: {a.seconds:.1f} s, {len(a.findings)} bottlenecks, "
               f"{sum(r.status == 'recommended' for r in a.recommendations)} recommended")
-    return 0
+    return _screenshots(out, [str(q["id"]) for q in questions()])
+
+
+def _screenshots(out: Path, ids: list[str]) -> int:
+    sys.path.insert(0, str(HERE))
+    import browser_check
+
+    if browser_check.chromedriver() is None:
+        print("no screenshots: chromedriver is not installed", file=sys.stderr)
+        return 0
+    failed = 0
+    with browser_check.browser() as driver:
+        for qid in ids:
+            problems = browser_check.check_page(driver, out / f"{qid}.html")
+            for p in problems:
+                print(f"{qid}.html: {p}", file=sys.stderr)
+            failed += bool(problems)
+            browser_check.screenshot(driver, out / f"{qid}.png")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
