@@ -14,7 +14,7 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from typing import Literal as Lit
 
@@ -74,8 +74,12 @@ class Explanation(BaseModel):
     repeated: bool = Field(default=False, description="already explained higher in the tree; "
                            "premises not repeated")
 
-    def render(self, indent: int = 0) -> str:
-        """The tree as indented text, one fact per line, sources in brackets."""
+    def render(self, indent: int = 0, cite: Callable[[SourceRef], str] | None = None) -> str:
+        """The tree as indented text, one fact per line, sources in brackets.
+
+        ``cite`` turns a source into its citation text; by default its title, locator and URL,
+        at most three per line. With ``cite`` (a report citing sources by number) every source
+        is cited."""
         pad = "  " * indent
         tag = {"derived": "", "asserted": "asserted: ", "estimate": "estimated: ",
                "unrecorded": "no record: "}[self.kind]
@@ -84,12 +88,14 @@ class Explanation(BaseModel):
             line += f"  [rule {self.rule_id}]"
         if self.formula:
             line += f"  [{self.formula}; {self.formula_ref}; " + ", ".join(self.inputs) + "]"
-        if self.sources:
+        if self.sources and cite is not None:
+            line += "  [" + "; ".join(dict.fromkeys(cite(s) for s in self.sources)) + "]"
+        elif self.sources:
             shown = [_cite(s) for s in self.sources[:3]]
             more = len(self.sources) - 3
             line += "  [" + "; ".join(shown) + (f"; +{more} more" if more > 0 else "") + "]"
         shown_premises = [p for p in self.premises if p.shown()]
-        return "\n".join([line] + [p.render(indent + 1) for p in shown_premises])
+        return "\n".join([line] + [p.render(indent + 1, cite) for p in shown_premises])
 
     def shown(self) -> bool:
         """Whether :meth:`render` prints this premise (structural links and repeats are

@@ -14,6 +14,7 @@ from typing import Any
 from rdflib import URIRef
 
 from accelkb.advise.advice import Estimate, Finding, Recommendation, ScalingPoint, WhatIf
+from accelkb.advise.citations import marker
 from accelkb.advise.kbfacts import local
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.perf import InferenceEstimate, ModelSpec, SystemSpec, TrainingEstimate
@@ -129,7 +130,8 @@ def findings(kb: KnowledgeBase, system: URIRef, workload: URIRef, spec: SystemSp
     for f in report.findings:
         name = local(f.bottleneck).removeprefix("bottleneck-")
         try:
-            lines = [ln.strip() for ln in explain(kb, URIRef(f.iri)).render().splitlines() if ln.strip()]
+            lines = [ln.strip() for ln in explain(kb, URIRef(f.iri)).render(cite=marker).splitlines()
+                     if ln.strip()]
         except Exception as exc:  # explanation is best effort; the finding stands
             lines = [f.explanation, f"(explanation unavailable: {type(exc).__name__})"]
         if f.bottleneck in found:  # several rules found the same bottleneck: keep both chains

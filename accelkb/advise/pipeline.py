@@ -15,6 +15,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,6 +28,7 @@ from accelkb.advise import parts
 from accelkb.advise import schedule as advise_schedule
 from accelkb.advise import solver as advise_solver
 from accelkb.advise.advice import Advice, Recommendation
+from accelkb.advise.citations import marker_iris, numbered
 from accelkb.advise.costs import cost_rows, cost_sentence
 from accelkb.advise.kbfacts import facts_about, local, source_refs, subjects_of_system
 from accelkb.errors import InputError
@@ -179,8 +181,15 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     subjects = subjects_of_system(kb, sys_iri) + [wl["model_iri"], wl["iri"]]
     facts = facts_about(kb, subjects)
     measured = _measured(kb, sys_iri, wl["iri"])
-    cited = [f.source for f in facts] + [m[1] for m in measured]
+    derivations = [ln for f in findings for ln in f.finding.derivation] + \
+        [ln for r in recs for ln in r.derivation]
+    cited = [f.source for f in facts] + [m[1] for m in measured] + marker_iris(derivations)
     sources = source_refs(kb, cited)
+    numbers = {s.iri: i for i, s in enumerate(sources, 1)}
+    findings = [dataclasses.replace(f, finding=f.finding.model_copy(update={"derivation": [
+        numbered(ln, numbers) for ln in f.finding.derivation]})) for f in findings]
+    recs = [r.model_copy(update={"derivation": [numbered(ln, numbers) for ln in r.derivation]})
+            for r in recs]
     est = parts.as_estimate(base)
     answer = find.answer_text(system, workload, phase, est, findings, recs, whatifs, spec.chips,
                               scaling)

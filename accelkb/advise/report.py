@@ -135,14 +135,17 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
     L += ["## Assumptions and confidence", ""] + [f"- {x}" for x in a.assumptions] + [""]
     L += ["## Facts used", "", "| subject | property | value | confidence | source |",
           "|---|---|---|---|---|"]
+    numbers = {src.iri: i for i, src in enumerate(a.sources, 1)}
     for fact in a.facts:
         v = f"{fact.value:.6g}" if isinstance(fact.value, float) else fact.value
-        L.append(f"| {fact.subject} | {fact.property} | {v} | {fact.confidence} | "
-                 f"{fact.source.rsplit('/', 1)[-1]} |")
-    L += ["", "## Sources", ""]
-    for src in a.sources:
+        ref = f"[{numbers[fact.source]}]" if fact.source in numbers else \
+            fact.source.rsplit("/", 1)[-1]
+        L.append(f"| {fact.subject} | {fact.property} | {v} | {fact.confidence} | {ref} |")
+    L += ["", "## Sources", "", "Cited above by number: [n] or [n, where in the source].", ""]
+    for i, src in enumerate(a.sources, 1):
         url = f" <{src.url}>" if src.url else ""
-        L.append(f"- `{src.iri.rsplit('/', 1)[-1]}`: {src.title} — {src.publisher} ({src.kind}){url}")
+        L.append(f"- [{i}] {src.title} — {src.publisher} ({src.kind}){url} "
+                 f"(`{src.iri.rsplit('/', 1)[-1]}`)")
     L += ["", f"*Produced by accelkb in {a.seconds:.1f} s (schema {a.schema_version}).*", ""]
     return "\n".join(L)
 
