@@ -62,10 +62,10 @@ def print_vendors(results: list[FileResult]) -> None:
     print("\n## Per vendor and regime\n")
     print(f"{'vendor':<11} {'regime':<10} {'kind':<9} {'rows':>5} {'median':>8} {'max':>8} "
           f"{'inside':>7}")
-    groups: dict[tuple[str, str], list[residuals.Residual]] = {}
+    groups: dict[tuple[str, str, str], list[residuals.Residual]] = {}
     for r in found:
-        groups.setdefault((r.vendor, r.regime), []).append(r)
-    for (vendor, regime), rows in sorted(groups.items()):
+        groups.setdefault((r.vendor, r.regime, r.kind), []).append(r)
+    for (vendor, regime, _kind), rows in sorted(groups.items()):
         errors = sorted(abs(r.error) for r in rows)  # |predicted / measured - 1|, own metric
         iv = interval(1.0, "time", vendor, regime, table)
         inside = sum(math.log(iv.low) - 1e-9 <= r.r <= math.log(iv.high) + 1e-9 for r in rows)
@@ -95,7 +95,8 @@ def main() -> int:
     cal = load_calibration()
     print(f"# accelkb.perf validation — systems from {where}")
     if args.fit:
-        for step in (fit.fit_collectives, fit.fit_compute, fit.fit_inference, fit.fit_power):
+        for step in (fit.fit_collectives, fit.fit_compute, fit.fit_inference, fit.fit_power,
+                     fit.fit_dataflow, fit.fit_deterministic):
             res = step(systems, cal)
             cal = cal.model_copy(update=res.values)
             print(f"{step.__name__}: {res.values}  errors (median, max): "

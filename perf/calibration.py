@@ -37,6 +37,18 @@ class Calibration(BaseModel):
                                              "algorithm step, s")
     idle_power_fraction: float = Field(ge=0, le=1, description="idle power as a fraction of "
                                        "full chip power")
+    deterministic_feed_efficiency: float = Field(gt=0, le=1, description="fraction of on-chip "
+                                                 "SRAM bandwidth at which a statically "
+                                                 "scheduled chip feeds weights and KV cache "
+                                                 "to its matrix units in decode (Groq LPU)")
+    dataflow_memory_efficiency: float = Field(gt=0, le=1, description="achieved fraction of "
+                                              "HBM bandwidth when a fused dataflow decoder "
+                                              "overlaps weight loads with compute (SN40L)")
+    dataflow_layer_s: float = Field(ge=0, description="fixed time per decoder layer of a fused "
+                                    "dataflow decode step (layer-boundary synchronisation, "
+                                    "fused tensor-parallel all-reduce latency), s")
+    dataflow_section_s: float = Field(ge=0, description="fixed time per decoder layer per "
+                                      "sequence of a fused dataflow decode step, s")
 
 
 def calibration_document() -> dict[str, dict[str, object]]:

@@ -152,6 +152,8 @@ def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierS
                     tdp_watts=_num(g, chip, AK.tdpWatts),
                     vendor=str(vendor) if vendor is not None else None,
                     tiles=tiles, exchange_bytes_per_s=xbw if tiles else None,
+                    spatial_dataflow=(chip, AK.hasFeature, AK.SpatialDataflow) in g,
+                    deterministic=(chip, AK.hasFeature, AK.DeterministicExecution) in g,
                     source_note=f"accelkb knowledge base, {chip}")
 
 

@@ -29,8 +29,9 @@ from accelkb.errors import InputError
 from .calibration import Calibration
 from .compute import Op, layer_forward_ops, logits_ops, op_time, peak_for
 from .energy import run_power
+from .execution import dataflow, static
 from .memory import kv_cache_bytes, place, stage_params, tier_totals
-from .scheduled import CollectiveMode, CollectiveTiming, timed_collective
+from .scheduled import CollectiveMode, CollectiveTiming, fused_timing, timed_collective
 from .shapes import BYTES_PER, forward_flops_per_token
 from .specs import MemoryTierSpec, ModelSpec, SystemSpec, check_tensor_parallel
 from .uncertainty import WithUncertainty
@@ -156,7 +157,9 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     ctx_max = cfg.prompt_len + cfg.output_len
     weights = stage_params(model, tp, pp) * e
     kv = kv_cache_bytes(model, b, ctx_max, tp, pp, cfg.precision)
-    placement = place([("kv_cache", kv), ("weights", weights)], chip)
+    flow = dataflow.applies(chip)  # fused streaming-dataflow decoder (SambaNova RDU)
+    placement = place([("kv_cache", kv), ("weights", weights)],
+                      dataflow.weight_tiers(chip) if flow else chip)
     tiers: dict[str, MemoryTierSpec] = {t.kind: t for t in chip.memory_tiers}
     bw_w = _effective_bw(placement, tiers, "weights")
     bw_kv = _effective_bw(placement, tiers, "kv_cache")
@@ -165,14 +168,22 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     ctx = cfg.prompt_len + cfg.output_len // 2
     ops = layer_forward_ops(model, b, 1, ctx, tp, False, cfg.precision, fused_attention=True)
     lg = logits_ops(model, b, tp, cfg.precision)
-    t_layer, parts = _decode_ops_time(ops, peak, bw_w, bw_kv, cal)
-    t_logits, lparts = _decode_ops_time(lg, peak, bw_w, bw_kv, cal)
+    dcal = dataflow.decode_calibration(cal) if flow else static.static_calibration(cal) \
+        if static.applies(chip) else cal
+    t_layer, parts = _decode_ops_time(ops, peak, bw_w, bw_kv, dcal)
+    t_logits, lparts = _decode_ops_time(lg, peak, bw_w, bw_kv, dcal)
+    if flow:
+        section = dataflow.section_s(b, cal)
+        t_layer, parts["overhead"] = t_layer + section, parts["overhead"] + section
     L = model.layers
     msg = b * model.hidden * 2.0
     coll: dict[str, CollectiveTiming] = {}
-    mode = cfg.collectives
+    mode = cfg.collectives or (static.COLLECTIVES if static.applies(chip) else None)
     ar = hop = 0.0
-    if tp > 1:
+    if tp > 1 and flow:
+        coll["decode_tp_all_reduce"] = fused_timing("all_reduce", msg, tp, levels[0].name,
+                                                    dataflow.NOTE)
+    elif tp > 1:
         ar, coll["decode_tp_all_reduce"] = timed_collective("all_reduce", msg, tp, levels, cal,
                                                             mode=mode)
     if pp > 1:

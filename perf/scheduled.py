@@ -16,15 +16,10 @@ group is a whole topology (or any subset of a fully connected one), has at most
 results (and failures) are memoised per (topology, collective, ranks, chunks, demand) in-process,
 so only the first estimate on a network pays for them.
 
-The default (:data:`DEFAULT_MODE`) is ``alpha-beta``. With ``auto``, Llama-2 70B decode on
-groq-576 (tp=8, pp=72, INT8) takes 0.24 ms of all-reduces and 0.13 ms of pipeline hops per token
-instead of 3.45 ms and 0.78 ms, and the estimate rises from 194 to about 780 tokens/s per user,
-outside the published 185-300 (LLMPerf measured 185 including the time to first token, about
-255 decoding alone, i.e. 3.9 ms per token; vendor claims 240-300): the schedule times the network
-honestly, and what else costs ~2.6 ms per token on the real system is not yet known to the model
-(no published per-operation or weight-install latency of the TSP accounts for it). The
-NCCL-fitted step latency stands in for it under ``alpha-beta``; until that cost
-is identified with a source, schedules are opt-in (``collectives=auto`` or ``schedule``).
+The default (:data:`DEFAULT_MODE`) is ``alpha-beta``; estimates on statically scheduled chips
+(:mod:`accelkb.perf.execution.static`, Groq) use ``auto`` unless a mode is asked for. There,
+Llama-2 70B decode on groq-576 (tp=8, pp=72, INT8) takes 0.24 ms of all-reduces and 0.13 ms of
+pipeline hops per token, where the NCCL-fitted alpha-beta model gave 3.45 ms and 0.78 ms.
 
 Examples
 --------
@@ -70,7 +65,9 @@ class CollectiveTiming(BaseModel):
     ranks: int = Field(description="chips taking part (2 for p2p)")
     bytes: float = Field(description="message size as the alpha-beta model reads it, bytes")
     seconds: float = Field(description="time of one such collective, s")
-    source: Literal["schedule", "alpha-beta"] = Field(description="where the time comes from")
+    source: Literal["schedule", "alpha-beta", "fused"] = Field(
+        description="where the time comes from ('fused': inside the compute kernel, no time of "
+        "its own; see fallback for why)")
     level: str = Field(description="network level the collective runs over")
     topology: str | None = Field(default=None, description="generator spec scheduled on")
     chunks: int | None = Field(default=None, description="chunks per rank of the schedule "
@@ -79,7 +76,7 @@ class CollectiveTiming(BaseModel):
     lower_bound_steps: int | None = Field(default=None, description="solver's lower bound")
     status: str | None = Field(default=None, description="OPTIMAL or FEASIBLE")
     fallback: str | None = Field(default=None, description="why no schedule was used "
-                                 "(alpha-beta source only)")
+                                 "(alpha-beta and fused sources)")
 
 
 _FIELDS = frozenset(CollectiveTiming.model_fields)
@@ -144,6 +141,15 @@ def _plan(op: str, n: int, stride: int, lvl: NetworkLevelSpec,
     if n > MAX_RANKS:
         return f"{n} ranks exceed the {MAX_RANKS}-rank limit for synthesis inside an estimate"
     return spec, [(c, ()) for c in ((1, n) if op == "all_reduce" else (1,))]
+
+
+def fused_timing(op: str, size_bytes: float, ranks: int, level: str, why: str
+                 ) -> CollectiveTiming:
+    """The record of a collective that the compiler fuses into the compute kernel, so that it
+    takes no time of its own (streaming dataflow decode: :mod:`accelkb.perf.execution.dataflow`)."""
+    return _timing(op=op, ranks=ranks, bytes=size_bytes, seconds=0.0, source="fused",
+                   level=level, topology=None, chunks=None, makespan_steps=None,
+                   lower_bound_steps=None, status=None, fallback=why)
 
 
 def timed_collective(op: str, size_bytes: float, n: int, levels: Sequence[NetworkLevelSpec],

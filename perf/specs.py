@@ -67,6 +67,14 @@ class ChipSpec(_Frozen):
         default=None, gt=0, description="aggregate on-chip exchange bandwidth of a bulk-"
         "synchronous chip, bytes/s: set only for chips whose compute and exchange phases "
         "alternate without overlap (Graphcore IPU); None for GPUs and streaming dataflow chips")
+    deterministic: bool = Field(default=False, description="the compiler schedules every "
+                                "instruction and chip-to-chip transfer ahead of time; nothing is "
+                                "launched or arbitrated at run time (ak:DeterministicExecution: "
+                                "Groq LPU); see accelkb.perf.execution.static")
+    spatial_dataflow: bool = Field(default=False, description="the compiler fuses whole "
+                                   "decoder layers into one pipeline across the chip's compute "
+                                   "and memory units (ak:SpatialDataflow: SambaNova RDU, "
+                                   "Cerebras WSE); see accelkb.perf.execution.dataflow")
     execution: Literal["kernels", "compiled"] | None = Field(
         default=None, description="how programs run: 'kernels' launched one by one by a host "
         "framework (GPUs), or 'compiled' ahead of time into one static program (IPU, RDU, LPU); "
@@ -91,7 +99,7 @@ class ChipSpec(_Frozen):
         """True for ahead-of-time compiled dataflow execution (no per-kernel launch cost)."""
         if self.execution is not None:
             return self.execution == "compiled"
-        return self.memory_tiers[0].kind == "sram"
+        return self.spatial_dataflow or self.memory_tiers[0].kind == "sram"
 
     @property
     def bsp(self) -> tuple[int, float] | None:

@@ -135,6 +135,20 @@ class ScheduleSummary(_Frozen):
     heatmap_svg: str = Field(default="", description="link x step heat map (SVG)")
 
 
+class TrafficRow(_Frozen):
+    """One kind of transfer of a generated token, scheduled and under dynamic routing."""
+
+    role: str = Field(description="tensor-parallel all-reduce or pipeline hop")
+    topology: str = Field(description="generator topology it runs on")
+    per_token: int = Field(description="how many of them one generated token needs")
+    scheduled_steps: int = Field(description="steps of the collision-free schedule")
+    lower_bound_steps: int | None = Field(default=None, description="the solver's lower bound")
+    ecmp_steps: float = Field(description="steps under ECMP routing in the simulator")
+    adaptive_steps: float = Field(description="steps under minimal-adaptive routing")
+    scheduled_s: float = Field(description="time of one, scheduled, s")
+    dynamic_s: float = Field(description="time of one under the better dynamic policy, s")
+
+
 class CostRow(_Frozen):
     """What the estimated work costs on one system, in dollars and kWh, with its basis."""
 
@@ -167,7 +181,7 @@ class Advice(_Frozen):
     phase: str = Field(description="training or inference")
     goal: str = Field(description="what 'better' means: time, throughput, latency, energy, cost")
     chips: int = Field(description="chips used")
-    answer: str = Field(description="three to five sentences with the numbers")
+    answer: str = Field(description="three to six sentences with the numbers")
     baseline: Estimate = Field(description="the starting configuration's estimate")
     baseline_note: str = Field(description="how the baseline was chosen")
     findings: list[Finding] = Field(description="bottlenecks with evidence")
@@ -176,6 +190,9 @@ class Advice(_Frozen):
     comparisons: list[Comparison] = Field(description="the same workload on other systems")
     scaling: list[ScalingPoint] = Field(description="scaling over chip counts")
     schedules: list[ScheduleSummary] = Field(default_factory=list, description="network schedules")
+    network: list[TrafficRow] = Field(default_factory=list, description="inference: the "
+                                      "layout's per-token traffic, scheduled and under dynamic "
+                                      "routing (accelkb.advise.network)")
     facts: list[Fact] = Field(description="sourced facts the advice rests on")
     sources: list[SourceRef] = Field(description="every source cited")
     assumptions: list[str] = Field(description="assumptions and their confidence")

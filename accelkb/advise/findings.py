@@ -232,8 +232,9 @@ def clip(text: str, limit: int = 200) -> str:
 
 def answer_text(system: str, workload: str, phase: str, est: Estimate, found: list[Found],
                 recs: list[Recommendation], whatifs: list[WhatIf], chips: int,
-                scaling: list[ScalingPoint] | None = None) -> str:
-    """Three to five sentences with the numbers, written from the data only."""
+                scaling: list[ScalingPoint] | None = None, network: str = "") -> str:
+    """Three to six sentences with the numbers, written from the data only (``network``: what
+    the collision-free network buys, :func:`accelkb.advise.network.sentence`)."""
     if phase == "training":
         first = (f"On {chips} chips of {system}, the best default layout trains {workload} at "
                  f"{est.time_s:.3g} s per step ({est.tokens_per_s:,.0f} tokens/s, MFU {100 * est.mfu:.0f} %)")
@@ -247,6 +248,8 @@ def answer_text(system: str, workload: str, phase: str, est: Estimate, found: li
     sentences = [first + "."]
     if phase != "training" and scaling and (line := _scaling_sentence(scaling)):
         sentences.append(line)
+    if network:
+        sentences.append(network)
     if found:
         top = ", ".join(f"{f.finding.label} ({100 * f.finding.share_of_time:.0f} % of the time)"
                         if f.finding.share_of_time else f.finding.label for f in found[:3])
@@ -265,4 +268,4 @@ def answer_text(system: str, workload: str, phase: str, est: Estimate, found: li
     if blocked:
         sentences.append(f"{len(blocked)} candidate(s) are blocked, among them {blocked[0].label}: "
                          f"{clip(blocked[0].blocked_by)}.")
-    return " ".join(sentences[:5])
+    return " ".join(sentences[:6])

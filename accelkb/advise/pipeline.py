@@ -24,6 +24,7 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
 from accelkb.advise import findings as find
+from accelkb.advise import network as advise_network
 from accelkb.advise import parts
 from accelkb.advise import schedule as advise_schedule
 from accelkb.advise import solver as advise_solver
@@ -34,6 +35,7 @@ from accelkb.advise.kbfacts import facts_about, local, source_refs, subjects_of_
 from accelkb.errors import InputError
 from accelkb.ontology.kb import RESULTS, KnowledgeBase, stored_query
 from accelkb.ontology.namespace import AK
+from accelkb.perf import InferenceEstimate
 from accelkb.perf.from_kb import model_spec, system_spec
 
 GOALS = ("time", "throughput", "latency", "energy", "cost")
@@ -191,8 +193,10 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     recs = [r.model_copy(update={"derivation": [numbered(ln, numbers) for ln in r.derivation]})
             for r in recs]
     est = parts.as_estimate(base)
+    network = advise_network.traffic(base, model.layers) if isinstance(base, InferenceEstimate) \
+        else []
     answer = find.answer_text(system, workload, phase, est, findings, recs, whatifs, spec.chips,
-                              scaling)
+                              scaling, advise_network.sentence(network, est.time_s, schedules))
     say("pricing the baseline and the systems compared")
     costs = cost_rows(kb, system, est, phase, comparisons)
     if goal in ("cost", "energy"):
@@ -203,7 +207,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         system=system, workload=workload, phase=phase, goal=goal, chips=spec.chips,
         answer=answer, baseline=est, baseline_note=base_note,
         findings=[f.finding for f in findings], recommendations=recs, what_ifs=whatifs,
-        comparisons=comparisons, scaling=scaling, schedules=schedules, facts=facts, sources=sources,
+        comparisons=comparisons, scaling=scaling, schedules=schedules, network=network,
+        facts=facts, sources=sources,
         assumptions=[*find.assumptions(spec, cfg, phase), solver_note],
         measured=[m[0] for m in measured], seconds=time.perf_counter() - started)
     assert_advice(kb, advice, sys_iri, wl["iri"])

@@ -130,6 +130,20 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
                      f"{s.lower_bound_steps} | {s.dynamic_makespan_steps} |")
         L.append("")
         L += [v for k, v in figs.items() if k.startswith("schedule-")]
+    if a.network:
+        L += ["## What the collision-free network buys per token", "",
+              "Each collective of one generated token as the estimate scheduled it, and the same "
+              "collective on the same links under simulated dynamic routing (contention only; "
+              "handshakes and per-packet control are not modelled).", "",
+              "| transfer | topology | per token | steps scheduled (bound) | steps ECMP | "
+              "steps adaptive | per token scheduled | per token dynamic |",
+              "|---|---|---|---|---|---|---|---|"]
+        for n in a.network:
+            L.append(f"| {n.role} | {n.topology} | {n.per_token} | {n.scheduled_steps} "
+                     f"({n.lower_bound_steps}) | {n.ecmp_steps:g} | {n.adaptive_steps:g} | "
+                     f"{n.per_token * n.scheduled_s * 1e3:.3g} ms | "
+                     f"{n.per_token * n.dynamic_s * 1e3:.3g} ms |")
+        L.append("")
     if a.measured:
         L += ["## Published results for comparison", ""] + [f"- {m}" for m in a.measured] + [""]
     L += ["## Assumptions and confidence", ""] + [f"- {x}" for x in a.assumptions] + [""]

@@ -31,6 +31,8 @@ TAGS: dict[tuple[str, str], tuple[str, str, str]] = {
     ("mlperf_training_ipu_vs_dgx_bert_resnet.csv", "BERT"): ("graphcore", "training", "time"),
     ("mlperf_training_ipu_vs_dgx_bert_resnet.csv", "ResNet"): ("graphcore", "training", "time"),
     ("llm_inference_bench_argonne_70b.csv", "request"): ("nvidia", "inference", "time"),
+    ("llm_inference_bench_argonne_sn40l.csv", "request"): ("sambanova", "inference", "time"),
+    ("llmperf_groq_llama2_70b.csv", "decode"): ("groq", "decode", "time"),
 }
 CLAIMS_FILE = "llm_inference_vendor_claims.csv"
 #: Vendor claims by the label's first word.
@@ -92,7 +94,7 @@ def summary(found: list[Residual]) -> dict[str, Any]:
         rs = sorted(x.r for x in rows)
         table.setdefault(vendor, {})[regime] = {
             "rows": len(rs),
-            "kind": "claims" if all(x.kind == "claims" for x in rows) else "measured",
+            "kind": "+".join(sorted({x.kind for x in rows}, reverse=True)),
             "files": sorted({x.file for x in rows}),
             "min": round(rs[0], 4), "max": round(rs[-1], 4),
             "q05": round(_quantile(rs, 0.05), 4), "q95": round(_quantile(rs, 0.95), 4),

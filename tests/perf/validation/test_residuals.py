@@ -82,9 +82,10 @@ def test_estimate_json_gives_each_headline_figure_a_range_and_its_dependencies(
         assert 1 <= len(rows["sensitivity"]) <= 3
         for s in rows["sensitivity"]:
             assert s["at_minus_50"] != s["at_plus_50"], (name, s)
-    if argv[0] == "inference":  # the GPU-fitted software constant is what Groq's figure rests on
+    if argv[0] == "inference":  # issue 25: Groq's figure rests on Groq's own constant
         names = [s["name"] for s in ranges[figure]["sensitivity"]]
-        assert names[0] == "calibration collective_step_latency_s"
-        assert out["foreign_constants"]["collective_step_latency_s"] == ["nvidia"]
+        assert names[0] == "calibration deterministic_feed_efficiency"
+        assert "collective_step_latency_s" not in out["foreign_constants"]
+        assert "deterministic_feed_efficiency" not in out["foreign_constants"]
     else:  # NVIDIA's own constants on an NVIDIA chip
         assert out["foreign_constants"] == {}
