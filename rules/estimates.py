@@ -158,6 +158,9 @@ def estimate_pair(kb: KnowledgeBase, workload: URIRef, system: URIRef, chips: in
     model = model_spec(_short(kb, model_iri), kb=kb)
     spec, notes = _system(kb, system, chips)
     prec = _precision(kb, workload)
+    if parallel and "precision" in (asked := _parse(parallel)):
+        prec = str(asked["precision"])  # the layout's precision (an INT8 deployment), not the
+        # released checkpoint's: bytes per weight and the ridge point follow it (issue 27)
     e = BYTES_PER.get(prec, 2.0)
     params = float(total_params(model))
     n = spec.chips
