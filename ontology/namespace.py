@@ -36,6 +36,7 @@ class AK(DefinedNamespace):
     Constraint: URIRef
     ConvolutionalModel: URIRef
     Cost: URIRef
+    CostEstimate: URIRef
     DDR: URIRef
     DecimalPrefix: URIRef
     Decode: URIRef
@@ -170,6 +171,7 @@ class AK(DefinedNamespace):
     chipCount: URIRef
     chipLink: URIRef
     chipLinkCount: URIRef
+    chipsCosted: URIRef
     chipsPriced: URIRef
     chipsUsed: URIRef
     claimedValue: URIRef
@@ -188,6 +190,7 @@ class AK(DefinedNamespace):
     constraintScope: URIRef
     constraintVendor: URIRef
     context: URIRef
+    costBasis: URIRef
     coveredByLayoutSearch: URIRef
     dataParallelSize: URIRef
     deviceMemoryBytes: URIRef
@@ -197,6 +200,13 @@ class AK(DefinedNamespace):
     estimateInput: URIRef
     estimateNote: URIRef
     estimatedChips: URIRef
+    estimatedKwhPerMillionTokens: URIRef
+    estimatedTokensPerJoule: URIRef
+    estimatedUsdPerHour: URIRef
+    estimatedUsdPerMillionTokens: URIRef
+    estimatedUsdPerMillionTokensHigh: URIRef
+    estimatedUsdPerMillionTokensLow: URIRef
+    estimatedUsdPerRun: URIRef
     evidence: URIRef
     exchangeBandwidthBytesPerSecond: URIRef
     explanationTemplate: URIRef
@@ -214,6 +224,7 @@ class AK(DefinedNamespace):
     globalBatchSize: URIRef
     hasComputeUnit: URIRef
     hasCost: URIRef
+    hasCostEstimate: URIRef
     hasEffect: URIRef
     hasFeature: URIRef
     hasMemoryTier: URIRef
@@ -288,6 +299,7 @@ class AK(DefinedNamespace):
     predictedTimeAfterSeconds: URIRef
     predictedTimeBeforeSeconds: URIRef
     priceKind: URIRef
+    priceKindUsed: URIRef
     priceOf: URIRef
     processNode: URIRef
     provenance: URIRef

@@ -273,4 +273,32 @@ def assert_advice(kb: KnowledgeBase, advice: Advice, system: URIRef, workload: U
             graph.add((r, AK.predictedSpeedup, Literal(round(rec.speedup, 6), datatype=XSD.double)))
             graph.add((r, AK.predictedTimeBeforeSeconds, Literal(rec.before.time_s, datatype=XSD.double)))
             graph.add((r, AK.predictedTimeAfterSeconds, Literal(rec.after.time_s, datatype=XSD.double)))
+    _assert_costs(kb, graph, node, base, advice)
     return node
+
+
+def _assert_costs(kb: KnowledgeBase, graph: Any, node: URIRef, base: str, advice: Advice) -> None:
+    """One ak:CostEstimate per priced or energy-estimated system of the advice (issue 26)."""
+    systems = kb.names("system")
+    for row in advice.costs:
+        c = URIRef(f"{base}/cost/{row.system}")
+        graph.remove((c, None, None))
+        graph.add((node, AK.hasCostEstimate, c))
+        graph.add((c, RDF.type, AK.CostEstimate))
+        if (sys_iri := systems.get(row.system)) is not None:
+            graph.add((c, AK.aboutSystem, sys_iri))
+        graph.add((c, AK.chipsCosted, Literal(row.chips, datatype=XSD.integer)))
+        for prop, value in ((AK.estimatedUsdPerHour, row.usd_per_hour),
+                            (AK.estimatedUsdPerMillionTokens, row.usd_per_million_tokens),
+                            (AK.estimatedUsdPerMillionTokensLow, row.usd_low),
+                            (AK.estimatedUsdPerMillionTokensHigh, row.usd_high),
+                            (AK.estimatedKwhPerMillionTokens, row.kwh_per_million_tokens),
+                            (AK.estimatedTokensPerJoule, row.tokens_per_joule),
+                            (AK.estimatedUsdPerRun, row.usd_to_train)):
+            if value is not None:
+                graph.add((c, prop, Literal(float(value), datatype=XSD.double)))
+        if row.price_kind:
+            graph.add((c, AK.priceKindUsed, Literal(row.price_kind)))
+        basis = "; ".join(row.basis) or row.note
+        if basis:
+            graph.add((c, AK.costBasis, Literal(basis)))

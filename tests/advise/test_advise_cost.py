@@ -108,3 +108,18 @@ def test_a_comparison_is_priced_like_for_like_or_says_it_is_not() -> None:
     assert kinds == {"ipu-pod64": "purchase", "ipu-pod16": "purchase", "dgx-a100": "cloud"}
     assert "Not like for like" in like_for_like(a.costs) and "dgx-a100: cloud" in render(a, "md")
     assert like_for_like([r for r in a.costs if r.price_kind == "purchase"]) == ""
+
+
+def test_costs_are_queryable_with_sparql_after_advise() -> None:
+    """Issue 26: each priced system of an advice is an ak:CostEstimate in the results graph."""
+    from accelkb.ontology.kb import KnowledgeBase, stored_query
+
+    kb = KnowledgeBase()
+    a = advise("groq-576", "llama2-70b-inference", kb=kb, compare=["dgx-h100"])
+    rows = {str(r[0]): r for r in kb.query(stored_query("advice_costs"))}  # type: ignore[index]
+    assert {"groq-576", "dgx-h100"} <= set(rows)
+    groq = rows["groq-576"]
+    mine = next(c for c in a.costs if c.system == "groq-576")
+    assert float(groq[4]) == pytest.approx(mine.usd_per_million_tokens)  # type: ignore[arg-type]
+    assert float(groq[5]) <= float(groq[4]) <= float(groq[6])  # the price's range
+    assert str(groq[9]) == mine.price_kind and str(groq[10])  # kind and basis, in words
