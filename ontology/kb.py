@@ -79,7 +79,8 @@ class KnowledgeBase:
         if bundled_data:
             self._sources += loader.bundled_data()
         user = [loader.read_user_file(f) for f in files]
-        asserted = self._checked_graph(self._sources + user, [name for name, _ in user])
+        asserted = self._checked_graph(self._sources + user, [name for name, _ in user],
+                                       len(user))
         self._sources += user
         self.dataset = Dataset(default_union=True)
         for prefix, ns in asserted.namespaces():
@@ -88,12 +89,26 @@ class KnowledgeBase:
         self.load_seconds = time.perf_counter() - started
 
     # -- loading --------------------------------------------------------------------------
-    def _checked_graph(self, sources: list[tuple[str, bytes]], user_names: list[str]) -> Graph:
+    def _checked_graph(self, sources: list[tuple[str, bytes]], user_names: list[str],
+                       added: int = 0) -> Graph:
+        """The graph of ``sources``, validated; the last ``added`` of them are new. When the
+        others are known valid (the validation cache), the core shapes check only the nodes
+        the new files touch (:func:`loader.affected_nodes`), and every SHACL-SPARQL
+        constraint still runs over the whole graph."""
         graph = loader.build_graph(sources)
         if self._validate:
-            key = validation_cache.key(sources, loader.bundled_shapes())
+            shapes = loader.bundled_shapes()
+            key = validation_cache.key(sources, shapes)
             if not validation_cache.known_valid(key):
-                loader.validate_or_raise(graph, self._shapes, user_names)
+                base = sources[:len(sources) - added]
+                focus = None
+                if added and base:
+                    base_key = validation_cache.key(base, shapes)
+                    if not validation_cache.known_valid(base_key):  # once per bundled version
+                        loader.validate_or_raise(loader.build_graph(base), self._shapes, [])
+                        validation_cache.remember_valid(base_key)
+                    focus = loader.affected_nodes(graph, loader.build_graph(sources[len(base):]))
+                loader.validate_or_raise(graph, self._shapes, user_names, focus)
                 validation_cache.remember_valid(key)
         return graph
 
@@ -108,7 +123,8 @@ class KnowledgeBase:
     def load(self, *files: str | Path) -> None:
         """Add files; validated with everything loaded so far. All or nothing."""
         user = [loader.read_user_file(f) for f in files]
-        asserted = self._checked_graph(self._sources + user, [name for name, _ in user])
+        asserted = self._checked_graph(self._sources + user, [name for name, _ in user],
+                                       len(user))
         self._install(asserted)
         self._sources += user
 

@@ -110,11 +110,10 @@ def test_a_comparison_is_priced_like_for_like_or_says_it_is_not() -> None:
     assert like_for_like([r for r in a.costs if r.price_kind == "purchase"]) == ""
 
 
-def test_costs_are_queryable_with_sparql_after_advise() -> None:
+def test_costs_are_queryable_with_sparql_after_advise(kb: KnowledgeBase) -> None:
     """Issue 26: each priced system of an advice is an ak:CostEstimate in the results graph."""
-    from accelkb.ontology.kb import KnowledgeBase, stored_query
+    from accelkb.ontology.kb import stored_query
 
-    kb = KnowledgeBase()
     a = advise("groq-576", "llama2-70b-inference", kb=kb, compare=["dgx-h100"])
     rows = {str(r[0]): r for r in kb.query(stored_query("advice_costs"))}  # type: ignore[index]
     assert {"groq-576", "dgx-h100"} <= set(rows)
