@@ -323,6 +323,7 @@ class AK(DefinedNamespace):
     samplesToTrain: URIRef
     secondsPerToken: URIRef
     sequenceLength: URIRef
+    servedOn: URIRef
     shortName: URIRef
     solverStatus: URIRef
     sourceKind: URIRef

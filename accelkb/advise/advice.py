@@ -162,11 +162,13 @@ class CostRow(_Frozen):
     kwh_per_million_tokens: float | None = Field(default=None, description="facility energy")
     tokens_per_joule: float | None = Field(default=None, description="performance per watt")
     usd_to_train: float | None = Field(default=None, description="training: the whole run")
-    price_kind: str = Field(default="", description="cloud, committed or purchase: what the "
-                            "figures rest on")
+    price_kind: str = Field(default="", description="cloud, committed, purchase, override or "
+                            "api (an observed market price): what the figures rest on")
     price: str = Field(default="", description="the price used, in a few words (provider, "
                        "offering, date, confidence)")
     facility: str = Field(default="", description="the facility assumptions used, if any")
+    market: str = Field(default="", description="inference: what an API provider charges for "
+                        "the model on this system's chip (an observed market price), if known")
     basis: list[str] = Field(default_factory=list, description="the price and assumptions used")
     note: str = Field(default="", description="why there is no cost (no price)")
 

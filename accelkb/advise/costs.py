@@ -3,15 +3,34 @@ the knowledge base's price quotes and facility assumptions (:mod:`accelkb.perf.c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from accelkb.advise.advice import Comparison, CostRow, Estimate
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
 
 
-def _row(kb: KnowledgeBase, system: str, est: Estimate, phase: str,
-         prefer: str = "cloud") -> CostRow:
+class Overrides(NamedTuple):
+    """The user's price of this system (dollars per chip-hour) and facility figures."""
+
+    price: float | None = None
+    kwh_price: float | None = None
+    pue: float | None = None
+
+
+class Workload(NamedTuple):
+    """What an API price is matched on: the model served (IRI) and the request's lengths."""
+
+    model: Any
+    prompt: int
+    output: int
+
+
+NO_OVERRIDES = Overrides()
+
+
+def _row(kb: KnowledgeBase, system: str, est: Estimate, phase: str, prefer: str = "cloud",
+         overrides: Overrides = NO_OVERRIDES, api: Workload | None = None) -> CostRow:
     from accelkb.perf.cost.estimate import cost_of
 
     data: dict[str, Any] = {
@@ -20,19 +39,28 @@ def _row(kb: KnowledgeBase, system: str, est: Estimate, phase: str,
         "time_to_train_s": est.time_to_train_s,
         "energy_to_train_j": (est.power_w * est.time_to_train_s
                               if est.power_w and est.time_to_train_s else None)}
+    market = _market(kb, system, api) if phase != "training" else None
     try:
-        rep = cost_of(data, phase, system, est.chips, kb=kb, prefer=prefer)
+        rep = cost_of(data, phase, system, est.chips, overrides.price, overrides.kwh_price,
+                      overrides.pue, kb=kb, prefer=prefer)
     except InputError as exc:  # no price: the energy figures still stand
+        from accelkb.perf.cost.estimate import overridden
         from accelkb.perf.cost.from_kb import facility
         from accelkb.perf.cost.model import kwh_per_million_tokens
 
         jpt = est.joules_per_token
-        fac = facility(kb)
-        return CostRow(system=system, chips=est.chips, note=str(exc).split(":")[0],
-                       tokens_per_joule=1.0 / jpt if jpt else None,
-                       kwh_per_million_tokens=(kwh_per_million_tokens(jpt, fac.pue if fac
-                                                                      else 1.0)
-                                               if jpt else None))
+        fac = overridden(facility(kb), overrides.kwh_price, overrides.pue)
+        tpj = 1.0 / jpt if jpt else None
+        kwh = kwh_per_million_tokens(jpt, fac.pue if fac else 1.0) if jpt else None
+        if market is None:
+            return CostRow(system=system, chips=est.chips, note=str(exc).split(":")[0],
+                           tokens_per_joule=tpj, kwh_per_million_tokens=kwh)
+        quote, fig = market
+        return CostRow(system=system, chips=est.chips, usd_per_million_tokens=fig.usd,
+                       usd_low=fig.low, usd_high=fig.high, price_kind="api",
+                       price=_price_words(quote, fig), market=fig.basis[0],
+                       basis=[*fig.basis, "no price of the system itself in the knowledge base"],
+                       tokens_per_joule=tpj, kwh_per_million_tokens=kwh)
     per = rep.usd_per_million_tokens
     return CostRow(system=system, chips=est.chips, usd_per_hour=rep.usd_per_hour.usd,
                    usd_per_million_tokens=per.usd, usd_low=per.low, usd_high=per.high,
@@ -41,8 +69,22 @@ def _row(kb: KnowledgeBase, system: str, est: Estimate, phase: str,
                    usd_to_train=rep.usd_to_train.usd if rep.usd_to_train else None,
                    price_kind=rep.quote.kind, price=_price_words(rep.quote, rep.usd_per_hour),
                    facility=rep.facility.basis if rep.facility and rep.quote.kind == "purchase"
-                   else "",
+                   else "", market=market[1].basis[0] if market else "",
                    basis=[*rep.usd_per_hour.basis, rep.energy_basis])
+
+
+def _market(kb: KnowledgeBase, system: str, api: Workload | None) -> tuple[Any, Any] | None:
+    """The newest API price of the workload's model on this system's chip, and what it comes
+    to per million generated tokens at the workload's prompt and output lengths."""
+    if api is None or api.output < 1:
+        return None
+    from accelkb.perf.cost.from_kb import api_quotes
+    from accelkb.perf.cost.model import api_per_million_generated
+
+    quotes = [q for q in api_quotes(system, api.model, kb) if q.usd_per_m_output is not None]
+    if not quotes:
+        return None
+    return quotes[0], api_per_million_generated(quotes[0], api.prompt, api.output)
 
 
 def _price_words(quote: Any, hour: Any) -> str:
@@ -50,6 +92,11 @@ def _price_words(quote: Any, hour: Any) -> str:
     market = next((b for b in hour.basis if b.startswith("median of ")), "")
     if market:
         return market
+    if quote.kind == "api":
+        who = ", ".join(x for x in (quote.provider, quote.offering, quote.observed_on,
+                                    quote.confidence) if x)
+        return (f"API ${quote.usd_per_m_input or 0:g} in / ${quote.usd_per_m_output:g} out per M "
+                f"tokens ({who})")
     figure = (f"${quote.usd_per_hour:,.2f}/h" if quote.usd_per_hour is not None
               else f"${quote.usd_purchase:,.0f}")
     who = ", ".join(x for x in (quote.provider, quote.observed_on, quote.confidence) if x)
@@ -57,13 +104,19 @@ def _price_words(quote: Any, hour: Any) -> str:
 
 
 def cost_rows(kb: KnowledgeBase, system: str, base: Estimate, phase: str,
-              comparisons: list[Comparison]) -> list[CostRow]:
+              comparisons: list[Comparison], overrides: Overrides = NO_OVERRIDES,
+              api: Workload | None = None) -> list[CostRow]:
     """This system's row first, then one per compared system that has an estimate, priced by
     the same kind of price as this system where they have one (a purchase against a purchase,
-    a cloud rate against a cloud rate)."""
-    me = _row(kb, system, base, phase)
+    a cloud rate against a cloud rate).
+
+    ``overrides.price`` prices this system only; the facility figures apply to every row. With
+    ``api`` (inference), a system with no price of its own is priced by the newest API price of
+    the model served on its chip, marked as a market price."""
+    me = _row(kb, system, base, phase, overrides=overrides, api=api)
     prefer = me.price_kind if me.price_kind in ("cloud", "purchase") else "cloud"
-    return [me] + [_row(kb, c.system, c.estimate, phase, prefer)
+    others = Overrides(None, overrides.kwh_price, overrides.pue)
+    return [me] + [_row(kb, c.system, c.estimate, phase, prefer, others, api)
                    for c in comparisons if c.estimate is not None]
 
 
@@ -73,9 +126,12 @@ def like_for_like(rows: list[CostRow]) -> str:
     if len(kinds) < 2:
         return ""
     by = "; ".join(f"{r.system}: {r.price_kind}" for r in rows if r.price_kind)
+    api = (" An API price is what a user pays the provider per token, at the provider's own "
+           "batch and margin, not what the chips cost." if "api" in kinds else "")
     return ("Not like for like: these rows rest on different kinds of price (" + by + "). A "
             "cloud rate includes hosts, network, facility and the provider's margin; a purchase "
-            "price here may cover the accelerators only, amortised at the facility assumptions.")
+            "price here may cover the accelerators only, amortised at the facility "
+            "assumptions." + api)
 
 
 def cost_sentence(rows: list[CostRow], goal: str) -> str:
@@ -95,9 +151,17 @@ def cost_sentence(rows: list[CostRow], goal: str) -> str:
     if me.usd_per_million_tokens is None:
         return (f"No price for {me.system} in the knowledge base, so its cost is not known "
                 "(give a --data file with an ak:PriceQuote).")
+    if me.price_kind == "api":
+        provider = me.price.split("(", 1)[-1].split(",", 1)[0]
+        head = (f"{provider} charges ${me.usd_per_million_tokens:,.3g} per million generated "
+                f"tokens for this model on {me.system}'s chips (range ${me.usd_low:,.3g} to "
+                f"${me.usd_high:,.3g}; an observed market price, not the cost of owning them)")
+    else:
+        head = (f"At {me.system}'s price, a million tokens cost "
+                f"${me.usd_per_million_tokens:,.3g} (range ${me.usd_low:,.3g} to "
+                f"${me.usd_high:,.3g})")
     priced = [r for r in rows if r.usd_per_million_tokens is not None]
     best = min(priced, key=lambda r: r.usd_per_million_tokens or 0.0)
     tail = (f"; of the systems compared, {best.system} is cheapest at "
             f"${best.usd_per_million_tokens:,.3g}" if best is not me else "")
-    return (f"At {me.system}'s price, a million tokens cost ${me.usd_per_million_tokens:,.3g} "
-            f"(range ${me.usd_low:,.3g} to ${me.usd_high:,.3g}){tail}.")
+    return head + tail + "."

@@ -30,12 +30,14 @@ from accelkb.advise import schedule as advise_schedule
 from accelkb.advise import solver as advise_solver
 from accelkb.advise.advice import Advice, Recommendation
 from accelkb.advise.citations import marker_iris, numbered
-from accelkb.advise.costs import cost_rows, cost_sentence
+from accelkb.advise.costs import Overrides, cost_rows, cost_sentence
+from accelkb.advise.costs import Workload as CostWorkload
 from accelkb.advise.kbfacts import facts_about, local, source_refs, subjects_of_system
 from accelkb.errors import InputError
 from accelkb.ontology.kb import RESULTS, KnowledgeBase, stored_query
 from accelkb.ontology.namespace import AK
 from accelkb.perf import InferenceEstimate
+from accelkb.perf.cost.estimate import check_overrides
 from accelkb.perf.from_kb import model_spec, system_spec
 
 GOALS = ("time", "throughput", "latency", "energy", "cost")
@@ -91,11 +93,14 @@ _GOAL_WORDS = {"cost": "cheaper", "energy": "on less energy", "throughput": "wit
 def advise(system: str, workload: str, chips: int | None = None, goal: str = "time",
            compare: Sequence[str] = (), kb: KnowledgeBase | None = None,
            progress: Progress | None = None, question: str | None = None,
-           slo: float | None = None) -> Advice:
+           slo: float | None = None, price: float | None = None,
+           kwh_price: float | None = None, pue: float | None = None) -> Advice:
     """Explained, quantitatively checked recommendations for ``workload`` on ``system``.
 
     With ``goal`` cost or energy, an inference baseline (and every compared system) is the
     batch and layout with the least $ or joules per token that keeps ``slo`` tokens/s per user.
+    ``price`` (dollars per chip-hour) prices this system instead of the knowledge base's
+    quotes; ``kwh_price`` and ``pue`` replace the facility assumptions for every system priced.
 
     Raises
     ------
@@ -111,6 +116,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         raise InputError(f"expected --goal among {', '.join(GOALS)}, got '{goal}'")
     if slo is not None and not 0 < slo < float("inf"):
         raise InputError(f"expected --slo-tokens-per-s-per-user > 0, got {slo}")
+    check_overrides(price, kwh_price, pue)
     from accelkb.perf.from_kb import default_kb
 
     kb = kb or default_kb()
@@ -198,7 +204,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     answer = find.answer_text(system, workload, phase, est, findings, recs, whatifs, spec.chips,
                               scaling, advise_network.sentence(network, est.time_s, schedules))
     say("pricing the baseline and the systems compared")
-    costs = cost_rows(kb, system, est, phase, comparisons)
+    costs = cost_rows(kb, system, est, phase, comparisons, Overrides(price, kwh_price, pue),
+                      CostWorkload(wl["model_iri"], wl["prompt"] or 0, wl["output"] or 0))
     if goal in ("cost", "energy"):
         answer = cost_sentence(costs, goal) + " " + answer
     advice = Advice(

@@ -246,13 +246,18 @@ def _cost_section(a: Advice) -> list[str]:
             L.append(f"| {name} | {r.chips} | | | {kwh} | {tpj} | "
                      + ("n/a | " if a.phase == "training" else "") + f"{r.note} |")
             continue
-        L.append(f"| {name} | {r.chips} | ${r.usd_per_hour:,.2f} | "
+        hour = f"${r.usd_per_hour:,.2f}" if r.usd_per_hour is not None else "n/a"
+        L.append(f"| {name} | {r.chips} | {hour} | "
                  f"${r.usd_per_million_tokens:,.3g} (${r.usd_low:,.3g}-${r.usd_high:,.3g}) | "
                  f"{kwh} | {tpj} | {run}{r.price} |")
     facilities = list(dict.fromkeys(r.facility for r in a.costs if r.facility))
+    markets = [f"{r.system}: {r.market}." for r in a.costs if r.market]
     warning = like_for_like(a.costs)
     return [*L, "", *[f"Purchases are amortised with the {f}." for f in facilities],
-            *([""] if facilities else []), *([f"**{warning}**", ""] if warning else [])]
+            *([""] if facilities else []),
+            *(["What users pay per token for this model on these chips:", "",
+               *[f"- {m}" for m in markets], ""] if markets else []),
+            *([f"**{warning}**", ""] if warning else [])]
 
 
 def render(a: Advice, fmt: str) -> str:

@@ -9,10 +9,12 @@ from pathlib import Path
 
 from accelkb.advise import GOALS, advise
 from accelkb.advise.report import FORMATS, render
+from accelkb.commands._cost import add_cost_options
 from accelkb.commands._knowledge import add_data_option
 from accelkb.commands._output import check_target, write_atomically
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
+from accelkb.perf.cost.estimate import check_overrides
 
 NAME = "advise"
 HELP = "explain the bottlenecks of a workload on a system and recommend checked optimizations"
@@ -37,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--slo-tokens-per-s-per-user", type=float, default=None, metavar="N",
                         dest="slo", help="with --goal cost or energy (inference): the least "
                         "per-user speed a layout and batch must keep")
+    add_cost_options(parser, whose="--system's")
     parser.add_argument("--compare", nargs="*", default=[], metavar="SYSTEM",
                         help="other systems to compare on the same workload")
     parser.add_argument("--format", choices=FORMATS, default="md", help="report format")
@@ -71,6 +74,7 @@ def _model_workload(args: argparse.Namespace) -> tuple[KnowledgeBase, str]:
 def run(args: argparse.Namespace) -> int:
     if args.chips is not None and args.chips < 1:
         raise InputError(f"--chips: expected a positive number of chips, got {args.chips}")
+    check_overrides(args.price, args.kwh_price, args.pue)
     if args.out:
         check_target(args.out)  # before the minutes of work, not after
     kb = None
@@ -91,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"accelkb advise: {msg}\n")
 
     advice = advise(args.system, workload, chips=args.chips, goal=args.goal,
-                    compare=args.compare, kb=kb, progress=progress, slo=args.slo)
+                    compare=args.compare, kb=kb, progress=progress, slo=args.slo,
+                    price=args.price, kwh_price=args.kwh_price, pue=args.pue)
     text = render(advice, "json" if args.json else args.format)
     if args.out:
         write_atomically(args.out, text)

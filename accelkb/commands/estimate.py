@@ -17,6 +17,7 @@ import argparse
 import sys
 from typing import Any
 
+from accelkb.commands._cost import add_cost_options
 from accelkb.commands._knowledge import add_data_option, knowledge
 from accelkb.errors import InputError
 from accelkb.jsonio import dumps_strict
@@ -39,15 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(inference: 'tp=8,batch=1,in=128,out=128,precision=int8')")
     parser.add_argument("--tokens", type=float, default=None,
                         help="training: also report time and energy to train this many tokens")
-    parser.add_argument("--price", type=float, default=None, metavar="USD",
-                        help="dollars per chip-hour instead of the system's newest cloud price "
-                        "(or purchase price) in the knowledge base")
-    parser.add_argument("--kwh-price", type=float, default=None, metavar="USD",
-                        help="electricity price, dollars per kWh (default: the knowledge base's "
-                        "facility assumptions)")
-    parser.add_argument("--pue", type=float, default=None,
-                        help="power usage effectiveness of the facility (default: the knowledge "
-                        "base's facility assumptions)")
+    add_cost_options(parser)
     parser.add_argument("--json", action="store_true", help="machine-readable JSON output")
     add_data_option(parser)
 

@@ -63,6 +63,23 @@ def overridden(fac: Facility | None, kwh_price: float | None, pue: float | None
     return Facility.model_validate({**base.model_dump(), **update, "basis": basis})
 
 
+def check_overrides(price: float | None = None, kwh_price: float | None = None,
+                    pue: float | None = None) -> None:
+    """Raise :class:`InputError` for a price, electricity price or PUE a user cannot mean.
+
+    >>> check_overrides(price=2.5, pue=1.2)
+    >>> check_overrides(pue=0.9)
+    Traceback (most recent call last):
+    ...
+    accelkb.errors.InputError: expected --pue between 1 and 5 (facility power / IT power), got 0.9
+    """
+    for value, option in ((price, "--price"), (kwh_price, "--kwh-price"), (pue, "--pue")):
+        if value is not None and not 0 < value < float("inf"):
+            raise InputError(f"expected {option} > 0 (a finite number), got {value}")
+    if pue is not None and not 1.0 <= pue <= 5.0:
+        raise InputError(f"expected --pue between 1 and 5 (facility power / IT power), got {pue}")
+
+
 def cost_of(estimate: dict[str, Any], phase: str, system: str, chips: int,
             price: float | None = None, kwh_price: float | None = None,
             pue: float | None = None, kb: KnowledgeBase | None = None,
@@ -78,11 +95,7 @@ def cost_of(estimate: dict[str, Any], phase: str, system: str, chips: int,
     InputError
         No price for the system and none given, or bad overrides.
     """
-    for value, option in ((price, "--price"), (kwh_price, "--kwh-price"), (pue, "--pue")):
-        if value is not None and not 0 < value < float("inf"):
-            raise InputError(f"expected {option} > 0 (a finite number), got {value}")
-    if pue is not None and not 1.0 <= pue <= 5.0:
-        raise InputError(f"expected --pue between 1 and 5 (facility power / IT power), got {pue}")
+    check_overrides(price, kwh_price, pue)
     spread = None
     if price is not None:
         quote = PriceQuote(kind="override", chips=1, usd_per_hour=price, confidence="High",

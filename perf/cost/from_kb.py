@@ -59,7 +59,9 @@ def quote_of(g: Graph, node: Any) -> PriceQuote:
         provider=_text(g, node, AK.provider), offering=_text(g, node, AK.offering),
         region=_text(g, node, AK.region), observed_on=_text(g, node, AK.observedOn),
         chips=int(chips) if chips else None, usd_per_hour=_num(g, node, AK.usdPerHour),
-        usd_purchase=_num(g, node, AK.usdPurchase), confidence=_confidence(g, node),  # type: ignore[arg-type]
+        usd_purchase=_num(g, node, AK.usdPurchase),
+        usd_per_m_input=_num(g, node, AK.usdPerMillionInputTokens),
+        usd_per_m_output=_num(g, node, AK.usdPerMillionOutputTokens), confidence=_confidence(g, node),  # type: ignore[arg-type]
         source=_source(g, node))
 
 
@@ -91,6 +93,25 @@ def system_quotes(name: str, kb: KnowledgeBase | None = None) -> list[PriceQuote
                 if quote.chips is None and target == chip:
                     quote = quote.model_copy(update={"chips": 1})
                 out.append(quote)
+    return sorted(out, key=lambda q: q.observed_on, reverse=True)
+
+
+def api_quotes(system: str, model: Any, kb: KnowledgeBase | None = None) -> list[PriceQuote]:
+    """The per-token API prices of ``model`` (an IRI) served on the chip of system ``name``
+    (``ak:servedOn``), newest first: what users pay for the model on that hardware.
+
+    Raises
+    ------
+    UnknownNameError
+        ``system`` is not a system.
+    """
+    kb = kb or default_kb()
+    g = kb.asserted
+    chip = g.value(kb.resolve("system", system), AK.chip)
+    if chip is None or model is None:
+        return []
+    out = [quote_of(g, q) for q in g.subjects(AK.priceOf, URIRef(str(model)))
+           if (q, AK.servedOn, chip) in g and (q, AK.priceKind, AK.PerTokenApi) in g]
     return sorted(out, key=lambda q: q.observed_on, reverse=True)
 
 

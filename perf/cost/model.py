@@ -49,6 +49,10 @@ class PriceQuote(BaseModel):
     chips: int | None = Field(default=None, ge=1, description="chips in the priced unit")
     usd_per_hour: float | None = Field(default=None, gt=0)
     usd_purchase: float | None = Field(default=None, gt=0)
+    usd_per_m_input: float | None = Field(default=None, gt=0, description="API price: dollars "
+                                          "per million input tokens")
+    usd_per_m_output: float | None = Field(default=None, gt=0, description="API price: dollars "
+                                           "per million output tokens")
     confidence: Literal["High", "Medium", "Low"] = "Low"
     source: str = ""
 
@@ -57,7 +61,9 @@ class PriceQuote(BaseModel):
         where = ", ".join(x for x in (self.provider, self.offering, self.region,
                                       self.observed_on) if x)
         figure = (f"${self.usd_per_hour:,.2f}/h" if self.usd_per_hour is not None
-                  else f"${self.usd_purchase:,.0f}" if self.usd_purchase is not None else "")
+                  else f"${self.usd_purchase:,.0f}" if self.usd_purchase is not None
+                  else f"${self.usd_per_m_input or 0:g} in / ${self.usd_per_m_output or 0:g} out "
+                  "per M tokens" if self.kind == "api" else "")
         unit = f" per {self.chips} chips" if self.chips else ""
         return (f"{self.kind} price {figure}{unit} ({where}; {self.confidence} confidence"
                 + (f"; {self.source}" if self.source else "") + ")")
@@ -143,6 +149,36 @@ def per_million_tokens(hour: Figure, tokens_per_s: float) -> Figure:
     per = 1e6 / (tokens_per_s * 3600.0)
     return Figure(usd=hour.usd * per, low=hour.low * per, high=hour.high * per,
                   basis=[*hour.basis, f"at {tokens_per_s:,.4g} tokens/s"])
+
+
+def api_per_million_generated(quote: PriceQuote, prompt: int, output: int) -> Figure:
+    """What a user pays an API provider per million generated tokens when each request has
+    ``prompt`` input and ``output`` generated tokens: ``out + in x prompt / output``.
+
+    It is an observed market price (the provider's margin and batching included), not the cost
+    of owning the chips; its range is that of its confidence.
+
+    >>> q = PriceQuote(kind="api", provider="Cloud", usd_per_m_input=0.6, usd_per_m_output=1.2,
+    ...                confidence="Medium")
+    >>> f = api_per_million_generated(q, prompt=128, output=128)
+    >>> round(f.usd, 2), round(f.low, 2), round(f.high, 2)
+    (1.8, 1.5, 2.16)
+
+    Raises
+    ------
+    InputError
+        Not an API price, or no token counts.
+    """
+    if quote.kind != "api" or quote.usd_per_m_output is None:
+        raise InputError(f"expected a per-token API price, got {quote.describe()}")
+    if prompt < 0 or output < 1:
+        raise InputError(f"expected prompt >= 0 and output >= 1 tokens, got {prompt} and {output}")
+    usd = quote.usd_per_m_output + (quote.usd_per_m_input or 0.0) * prompt / output
+    return _ranged(usd, quote.confidence, [
+        f"observed market price, not a cost: {quote.describe()}, at {prompt} prompt and "
+        f"{output} generated tokens per request: ${quote.usd_per_m_output:g} + "
+        f"${quote.usd_per_m_input or 0:g} x {prompt}/{output} = ${usd:,.4g} per M generated "
+        "tokens (the provider's margin and batching included)"])
 
 
 def kwh_per_million_tokens(joules_per_token: float, pue: float) -> float:

@@ -111,14 +111,60 @@ def test_a_comparison_is_priced_like_for_like_or_says_it_is_not() -> None:
 
 
 def test_costs_are_queryable_with_sparql_after_advise(kb: KnowledgeBase) -> None:
-    """Issue 26: each priced system of an advice is an ak:CostEstimate in the results graph."""
+    """Issue 26: each priced system of an advice is an ak:CostEstimate in the results graph.
+    The SN40L rack has no public price of its own; its row is SambaNova Cloud's API price for
+    the model served on SN40L (ak:servedOn), marked as a market price, with the facility
+    figures a user gave applied to every row's energy."""
     from accelkb.ontology.kb import stored_query
 
-    a = advise("groq-576", "llama2-70b-inference", kb=kb, compare=["dgx-h100"])
+    a = advise("sambarack-sn40l-16", "llama3.3-70b-inference", kb=kb, compare=["dgx-h100"],
+               goal="cost",
+               kwh_price=0.2, pue=1.25)
     rows = {str(r[0]): r for r in kb.query(stored_query("advice_costs"))}  # type: ignore[index]
-    assert {"groq-576", "dgx-h100"} <= set(rows)
-    groq = rows["groq-576"]
-    mine = next(c for c in a.costs if c.system == "groq-576")
-    assert float(groq[4]) == pytest.approx(mine.usd_per_million_tokens)  # type: ignore[arg-type]
-    assert float(groq[5]) <= float(groq[4]) <= float(groq[6])  # the price's range
-    assert str(groq[9]) == mine.price_kind and str(groq[10])  # kind and basis, in words
+    assert {"sambarack-sn40l-16", "dgx-h100"} <= set(rows)
+    rack = rows["sambarack-sn40l-16"]
+    mine = a.costs[0]
+    assert mine.system == "sambarack-sn40l-16" and mine.price_kind == "api"
+    # SambaNova Cloud's $0.60 in / $1.20 out at the workload's 10,000-token prompt and
+    # 1,500-token answer: 1.2 + 0.6 x 10000 / 1500 per million generated tokens, Medium
+    assert mine.usd_per_million_tokens == pytest.approx(1.2 + 0.6 * 10000 / 1500)
+    assert (mine.usd_low, mine.usd_high) == pytest.approx((5.2 / 1.2, 5.2 * 1.2))
+    assert "observed market price, not a cost" in mine.market and "SambaNova Cloud" in mine.price
+    assert mine.kwh_per_million_tokens == pytest.approx(a.baseline.joules_per_token * 1.25
+                                                        / 3.6)
+    assert float(rack[4]) == pytest.approx(mine.usd_per_million_tokens)  # type: ignore[arg-type]
+    assert float(rack[5]) <= float(rack[4]) <= float(rack[6])  # the price's range
+    assert str(rack[9]) == "api" and "SambaNova" in str(rack[10])  # kind and basis, in words
+    assert str(rows["dgx-h100"][9]) == "cloud"
+    text = render(a, "md")
+    assert "What users pay per token for this model on these chips" in text
+    assert "An API price is what a user pays the provider per token" in text
+    assert a.answer.startswith("SambaNova Cloud charges $5.2 per million generated tokens")
+
+
+def test_a_users_price_prices_this_system_only(kb: KnowledgeBase) -> None:
+    """advise --price prices the advised system; the compared ones keep their own quotes."""
+    from accelkb.advise.advice import Comparison, Estimate
+    from accelkb.advise.costs import Overrides, cost_rows
+
+    est = Estimate(configuration={"tp": 8, "batch": 8}, chips=8, time_s=0.02,
+                   tokens_per_s=400.0, mfu=0.1, memory_per_chip_bytes={}, breakdown_s={},
+                   joules_per_token=10.0, power_w=4000.0)
+    rows = cost_rows(kb, "dgx-h100", est, "inference",
+                     [Comparison(system="dgx-a100", chips=8, estimate=est)],
+                     Overrides(price=2.0, pue=1.1))
+    assert rows[0].price_kind == "override" and rows[0].usd_per_hour == pytest.approx(16.0)
+    assert rows[0].usd_per_million_tokens == pytest.approx(16.0 / (400 * 3600) * 1e6)
+    assert rows[1].price_kind == "cloud" and rows[1].usd_per_hour != pytest.approx(16.0)
+    assert rows[1].kwh_per_million_tokens == pytest.approx(10.0 * 1.1 / 3.6)
+
+
+@pytest.mark.parametrize("option", [["--price", "-1"], ["--pue", "0.5"], ["--kwh-price", "inf"]])
+def test_advise_rejects_a_bad_price_before_any_work(option: list[str],
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from accelkb.cli import main
+
+    assert main(["advise", "--system", "dgx-h100", "--workload", "llama2-70b-inference",
+                 *option]) == 2
+    err = capsys.readouterr().err
+    assert f"expected {option[0]}" in err and "Traceback" not in err
