@@ -207,6 +207,8 @@ class AK(DefinedNamespace):
     estimatedUsdPerMillionTokensHigh: URIRef
     estimatedUsdPerMillionTokensLow: URIRef
     estimatedUsdPerRun: URIRef
+    estimatedUsdPerRunHigh: URIRef
+    estimatedUsdPerRunLow: URIRef
     evidence: URIRef
     exchangeBandwidthBytesPerSecond: URIRef
     explanationTemplate: URIRef

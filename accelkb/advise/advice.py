@@ -162,6 +162,10 @@ class CostRow(_Frozen):
     kwh_per_million_tokens: float | None = Field(default=None, description="facility energy")
     tokens_per_joule: float | None = Field(default=None, description="performance per watt")
     usd_to_train: float | None = Field(default=None, description="training: the whole run")
+    usd_to_train_low: float | None = Field(default=None, description="training: low end of "
+                                           "the run's dollars")
+    usd_to_train_high: float | None = Field(default=None, description="training: high end of "
+                                            "the run's dollars")
     price_kind: str = Field(default="", description="cloud, committed, purchase, override or "
                             "api (an observed market price): what the figures rest on")
     price: str = Field(default="", description="the price used, in a few words (provider, "

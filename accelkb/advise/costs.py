@@ -67,6 +67,8 @@ def _row(kb: KnowledgeBase, system: str, est: Estimate, phase: str, prefer: str 
                    kwh_per_million_tokens=rep.kwh_per_million_tokens,
                    tokens_per_joule=rep.tokens_per_joule,
                    usd_to_train=rep.usd_to_train.usd if rep.usd_to_train else None,
+                   usd_to_train_low=rep.usd_to_train.low if rep.usd_to_train else None,
+                   usd_to_train_high=rep.usd_to_train.high if rep.usd_to_train else None,
                    price_kind=rep.quote.kind, price=_price_words(rep.quote, rep.usd_per_hour),
                    facility=rep.facility.basis if rep.facility and rep.quote.kind == "purchase"
                    else "", market=market[1].basis[0] if market else "",

@@ -301,7 +301,9 @@ def _assert_costs(kb: KnowledgeBase, graph: Any, node: URIRef, base: str, advice
                             (AK.estimatedUsdPerMillionTokensHigh, row.usd_high),
                             (AK.estimatedKwhPerMillionTokens, row.kwh_per_million_tokens),
                             (AK.estimatedTokensPerJoule, row.tokens_per_joule),
-                            (AK.estimatedUsdPerRun, row.usd_to_train)):
+                            (AK.estimatedUsdPerRun, row.usd_to_train),
+                            (AK.estimatedUsdPerRunLow, row.usd_to_train_low),
+                            (AK.estimatedUsdPerRunHigh, row.usd_to_train_high)):
             if value is not None:
                 graph.add((c, prop, Literal(float(value), datatype=XSD.double)))
         if row.price_kind:

@@ -240,7 +240,8 @@ def _cost_section(a: Advice) -> list[str]:
         name = f"**{r.system}** (this system)" if i == 0 else r.system
         kwh = f"{r.kwh_per_million_tokens:.3g}" if r.kwh_per_million_tokens else "n/a"
         tpj = f"{r.tokens_per_joule:.3g}" if r.tokens_per_joule else "n/a"
-        run = ((f"${r.usd_to_train:,.0f} | " if r.usd_to_train else "n/a | ")
+        run = ((f"${r.usd_to_train:,.0f} (${r.usd_to_train_low or 0:,.0f}-"
+                f"${r.usd_to_train_high or 0:,.0f}) | " if r.usd_to_train else "n/a | ")
                if a.phase == "training" else "")
         if r.usd_per_million_tokens is None:
             L.append(f"| {name} | {r.chips} | | | {kwh} | {tpj} | "
