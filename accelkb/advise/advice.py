@@ -89,6 +89,12 @@ class Recommendation(_Frozen):
     published_effect: str = Field(default="", description="a published figure, with its source")
     derivation: list[str] = Field(default_factory=list, description="rule -> facts -> sources")
     solver_check: str = Field(default="", description="what the configuration solver said")
+    command: str = Field(default="", description="the `accelkb estimate` command that gives "
+                         "the 'after' figure (or the baseline's), when the layout changes")
+    includes: list[str] = Field(default_factory=list, description="combined plan: the rows "
+                                "it applies, each with its gain on top of the rows before it")
+    excludes: list[str] = Field(default_factory=list, description="combined plan: the rows it "
+                                "leaves out, and why")
 
 
 class WhatIf(_Frozen):
@@ -190,6 +196,10 @@ class Advice(_Frozen):
     answer: str = Field(description="three to six sentences with the numbers")
     baseline: Estimate = Field(description="the starting configuration's estimate")
     baseline_note: str = Field(description="how the baseline was chosen")
+    baseline_command: str = Field(default="", description="the `accelkb estimate` command that "
+                                  "gives the baseline's figures")
+    plan: Recommendation | None = Field(default=None, description="the compatible "
+                                        "recommendations applied together as one layout")
     findings: list[Finding] = Field(description="bottlenecks with evidence")
     recommendations: list[Recommendation] = Field(description="ranked by checked gain")
     what_ifs: list[WhatIf] = Field(description="hardware and architecture levers")

@@ -232,9 +232,11 @@ def clip(text: str, limit: int = 200) -> str:
 
 def answer_text(system: str, workload: str, phase: str, est: Estimate, found: list[Found],
                 recs: list[Recommendation], whatifs: list[WhatIf], chips: int,
-                scaling: list[ScalingPoint] | None = None, network: str = "") -> str:
+                scaling: list[ScalingPoint] | None = None, network: str = "",
+                plan: Recommendation | None = None) -> str:
     """Three to six sentences with the numbers, written from the data only (``network``: what
-    the collision-free network buys, :func:`accelkb.advise.network.sentence`)."""
+    the collision-free network buys, :func:`accelkb.advise.network.sentence`; ``plan``: the
+    compatible levers applied together, :mod:`accelkb.advise.plan.combined`)."""
     if phase == "training":
         first = (f"On {chips} chips of {system}, the best default layout trains {workload} at "
                  f"{est.time_s:.3g} s per step ({est.tokens_per_s:,.0f} tokens/s, MFU {100 * est.mfu:.0f} %)")
@@ -257,7 +259,10 @@ def answer_text(system: str, workload: str, phase: str, est: Estimate, found: li
     good = [r for r in recs if r.status == "recommended"]
     if good:
         best = ", ".join(f"{r.label} ({r.speedup:.2f}x)" for r in good[:3])
-        sentences.append(f"Checked by the model, the best software levers are {best}.")
+        together = (f"; applied together as one re-checked layout ({len(plan.includes)} of "
+                    f"{len(plan.includes) + len(plan.excludes)}), they give {plan.speedup:.2f}x"
+                    if plan is not None and plan.speedup else "")
+        sentences.append(f"Checked by the model, the best software levers are {best}{together}.")
     else:
         sentences.append("No catalogued software lever improves on this layout in the model.")
     hw = [w for w in whatifs if w.speedup == w.speedup and w.speedup > 1.02]

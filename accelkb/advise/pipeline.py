@@ -33,6 +33,8 @@ from accelkb.advise.citations import marker_iris, numbered
 from accelkb.advise.costs import Overrides, cost_rows, cost_sentence
 from accelkb.advise.costs import Workload as CostWorkload
 from accelkb.advise.kbfacts import facts_about, local, source_refs, subjects_of_system
+from accelkb.advise.plan import commands as plan_commands
+from accelkb.advise.plan.combined import combined_plan
 from accelkb.errors import InputError
 from accelkb.ontology.kb import RESULTS, KnowledgeBase, stored_query
 from accelkb.ontology.namespace import AK
@@ -94,13 +96,17 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
            compare: Sequence[str] = (), kb: KnowledgeBase | None = None,
            progress: Progress | None = None, question: str | None = None,
            slo: float | None = None, price: float | None = None,
-           kwh_price: float | None = None, pue: float | None = None) -> Advice:
+           kwh_price: float | None = None, pue: float | None = None,
+           model_ref: str | None = None, data: Sequence[str] = ()) -> Advice:
     """Explained, quantitatively checked recommendations for ``workload`` on ``system``.
 
     With ``goal`` cost or energy, an inference baseline (and every compared system) is the
     batch and layout with the least $ or joules per token that keeps ``slo`` tokens/s per user.
     ``price`` (dollars per chip-hour) prices this system instead of the knowledge base's
     quotes; ``kwh_price`` and ``pue`` replace the facility assumptions for every system priced.
+    ``model_ref`` (the model as ``accelkb estimate --model`` takes it, default the workload's
+    model name) and ``data`` (the ``--data`` files the knowledge base was built with) go into the
+    ``accelkb estimate`` command printed for each layout.
 
     Raises
     ------
@@ -163,6 +169,20 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         recs.append(solver_rec)
     order = {"recommended": 0, "no-gain": 1, "already-applied": 2, "blocked": 3, "not-modelled": 4}
     recs.sort(key=lambda r: (order[r.status], -(r.speedup or 0.0), r.optimization))
+    say("combining the compatible recommendations into one plan")
+    plan = combined_plan(model, spec, cfg, base, recs,
+                         lambda m, s, c: parts.estimate(m, s, c, wl["tokens"]), parts.key_time,
+                         parts.as_estimate, check)
+    model_ref = model_ref or wl["model"]
+
+    def reproduce(r: Recommendation) -> Recommendation:
+        if r.after is None or not r.configuration_change:
+            return r
+        return r.model_copy(update={"command": plan_commands.command(
+            system, model_ref, r.after.configuration, phase, chips, wl["tokens"], data)})
+
+    recs = [reproduce(r) for r in recs]
+    plan = reproduce(plan) if plan is not None else None
     say("quantifying hardware what-ifs")
     whatifs = parts.what_ifs(model, spec, cfg, base)
     say("comparing systems")
@@ -202,7 +222,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     network = advise_network.traffic(base, model.layers) if isinstance(base, InferenceEstimate) \
         else []
     answer = find.answer_text(system, workload, phase, est, findings, recs, whatifs, spec.chips,
-                              scaling, advise_network.sentence(network, est.time_s, schedules))
+                              scaling, advise_network.sentence(network, est.time_s, schedules),
+                              plan)
     say("pricing the baseline and the systems compared")
     costs = cost_rows(kb, system, est, phase, comparisons, Overrides(price, kwh_price, pue),
                       CostWorkload(wl["model_iri"], wl["prompt"] or 0, wl["output"] or 0))
@@ -212,7 +233,9 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         question=question or f"How can {workload} run {_GOAL_WORDS.get(goal, 'faster')} on "
         f"{system}?", costs=costs,
         system=system, workload=workload, phase=phase, goal=goal, chips=spec.chips,
-        answer=answer, baseline=est, baseline_note=base_note,
+        answer=answer, baseline=est, baseline_note=base_note, plan=plan,
+        baseline_command=plan_commands.command(system, model_ref, est.configuration, phase,
+                                               chips, wl["tokens"], data),
         findings=[f.finding for f in findings], recommendations=recs, what_ifs=whatifs,
         comparisons=comparisons, scaling=scaling, schedules=schedules, network=network,
         facts=facts, sources=sources,

@@ -38,6 +38,7 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
                     f"*goal* {a.goal}", "", "## Answer", "", a.answer, ""]
     b = a.baseline
     L += ["## Baseline", "", a.baseline_note + ".", "",
+          *([f"Reproduce: `{a.baseline_command}`", ""] if a.baseline_command else []),
           "| metric | value |", "|---|---|",
           f"| {'step time' if a.phase == 'training' else 'decode time per token'} | "
           f"{_t(b.time_s, a.phase)} |",
@@ -75,10 +76,13 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
                  f"{_t(r.after.time_s, a.phase) if r.after else ''} | {_mem(r.after)} |")
     L.append("")
     for i, r in enumerate(a.recommendations, 1):
-        L += [f"**{i}. {r.label}** (`{r.optimization}`, mitigates {', '.join(r.mitigates)}): "
-              f"{r.status}."]
+        L += [f"**{i}. {r.label}** (`{r.optimization}`"
+              + (f", mitigates {', '.join(r.mitigates)}" if r.mitigates else "")
+              + f"): {r.status}."]
         if r.configuration_change:
             L.append(f"Change: `{', '.join(f'{k}={v}' for k, v in r.configuration_change.items())}`.")
+        if r.command:
+            L.append(f"Reproduce: `{r.command}`.")
         if r.blocked_by:
             L.append(f"Blocked by: {r.blocked_by}.")
         if r.solver_check:
@@ -92,6 +96,7 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
         if r.derivation:
             L.append("Why: " + " → ".join(r.derivation))
         L.append("")
+    L += _plan_section(a)
     L += ["## Hardware and architecture what-ifs", "",
           "| lever | changed fact | time | speed-up | note |", "|---|---|---|---|---|"]
     for w in a.what_ifs:
@@ -222,6 +227,22 @@ def html_report(a: Advice) -> str:
     body = _md_to_html(markdown(a, with_figures=True))
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
             f"{html.escape(a.question)}</title><style>{_CSS}</style></head><body>{body}</body></html>\n")
+
+
+def _plan_section(a: Advice) -> list[str]:
+    """The compatible recommendations applied together, with what is in and out."""
+    p = a.plan
+    if p is None or p.after is None:
+        return []
+    change = ", ".join(f"{k}={v}" for k, v in p.configuration_change.items())
+    return ["## Combined plan", "",
+            f"The recommended rows are each checked against the baseline, so their gains do not "
+            f"multiply. Applied together as one layout ({p.solver_check}): "
+            f"{_t(p.before.time_s if p.before else None, a.phase)} → "
+            f"{_t(p.after.time_s, a.phase)}, **{p.speedup or 0:.3f}x**.", "",
+            f"Change: `{change}`.", "", *([f"Reproduce: `{p.command}`.", ""] if p.command else []),
+            "Includes:", "", *[f"- {x}" for x in p.includes], "",
+            *(["Leaves out:", "", *[f"- {x}" for x in p.excludes], ""] if p.excludes else [])]
 
 
 def _cost_section(a: Advice) -> list[str]:

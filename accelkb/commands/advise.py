@@ -94,9 +94,16 @@ def run(args: argparse.Namespace) -> int:
         if not quiet:
             sys.stderr.write(f"accelkb advise: {msg}\n")
 
+    # the reproducing `accelkb estimate` commands name the model as estimate takes it
+    model_ref, data = None, list(args.data)
+    if args.model is not None and args.model.endswith(".json"):
+        model_ref = args.model
+    elif args.model is not None:
+        data.append(args.model)
     advice = advise(args.system, workload, chips=args.chips, goal=args.goal,
                     compare=args.compare, kb=kb, progress=progress, slo=args.slo,
-                    price=args.price, kwh_price=args.kwh_price, pue=args.pue)
+                    price=args.price, kwh_price=args.kwh_price, pue=args.pue,
+                    model_ref=model_ref, data=data)
     text = render(advice, "json" if args.json else args.format)
     if args.out:
         write_atomically(args.out, text)

@@ -53,6 +53,49 @@ def test_recommendations_are_checked_and_ranked(advice: Advice) -> None:
     assert good == sorted(good, reverse=True)
 
 
+def _run_estimate(cmd: str, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    import shlex
+
+    argv = shlex.split(cmd)
+    assert argv[:2] == ["accelkb", "estimate"]
+    capsys.readouterr()
+    assert main([*argv[1:], "--json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+def test_every_changed_layout_prints_the_command_that_reproduces_it(
+        advice: Advice, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27: the baseline, each recommendation that changes the layout, and the combined
+    plan print the exact `accelkb estimate` command of their figure; running it gives it."""
+    assert advice.baseline_command
+    out = _run_estimate(advice.baseline_command, capsys)
+    assert out["step_time_s"] == pytest.approx(advice.baseline.time_s, rel=1e-9)
+    rows = [r for r in advice.recommendations if r.after is not None and r.configuration_change]
+    assert rows and all(r.command for r in rows)
+    if advice.plan is not None:
+        rows.append(advice.plan)
+    for r in rows:
+        out = _run_estimate(r.command, capsys)
+        assert out["step_time_s"] == pytest.approx(r.after.time_s, rel=1e-9), r.command
+    assert "Reproduce: `accelkb estimate training --model gpt3-13b --system dgx-a100" in \
+        render(advice, "md")
+
+
+def test_the_combined_plan_applies_compatible_rows_once(advice: Advice) -> None:
+    """Issue 27: the plan's gain is its own layout's, re-estimated, not a product of rows; each
+    recommended row is either in it or left out with a reason."""
+    recommended = [r for r in advice.recommendations if r.status == "recommended"]
+    plan = advice.plan
+    if len(recommended) < 2:
+        assert plan is None
+        return
+    assert plan is not None and plan.after is not None and plan.speedup is not None
+    assert plan.speedup == pytest.approx(advice.baseline.time_s / plan.after.time_s)
+    assert plan.speedup >= max(r.speedup or 0 for r in recommended) - 1e-9
+    assert len(plan.includes) + len(plan.excludes) == len(recommended)
+    assert all(":" in x for x in plan.excludes)  # each exclusion says why
+
+
 def test_findings_have_evidence(advice: Advice) -> None:
     assert advice.findings
     for f in advice.findings:
