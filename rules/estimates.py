@@ -171,9 +171,10 @@ def estimate_pair(kb: KnowledgeBase, workload: URIRef, system: URIRef, chips: in
     for prop, kinds in (("onChipMemoryBytes", ("sram",)), ("deviceMemoryBytes", _FAST),
                         ("offChipMemoryBytes", _OFF)):
         total = sum(per_chip[k] for k in kinds) * n
+        has = [k for k in kinds if per_chip[k] > 0] or list(kinds)  # the tiers it has
         inputs: dict[str, float | str] = {"chips": n}
-        inputs.update({f"{k}_bytes_per_chip": per_chip[k] for k in kinds})
-        q[prop] = Quantity(value=total, formula=f"chips x per-chip capacity of {'+'.join(kinds)}",
+        inputs.update({f"{k}_bytes_per_chip": per_chip[k] for k in has})
+        q[prop] = Quantity(value=total, formula=f"chips x per-chip capacity of {'+'.join(has)}",
                            ref="accelkb.rules.estimates.estimate_pair", inputs=inputs)
     q["fastDomainChips"] = Quantity(value=spec.levels[0].group_chips,
                                     formula="chips in the innermost network level",

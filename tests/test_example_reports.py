@@ -9,6 +9,7 @@ import pytest
 
 from accelkb.advise import advise
 from accelkb.advise.advice import Advice
+from accelkb.advise.report import render
 from accelkb.ontology.kb import KnowledgeBase
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -64,7 +65,11 @@ def test_q1_ipu_pod_training(q1: Advice) -> None:
 def test_q1b_state_exceeds_pod_sram(q1b: Advice) -> None:
     # 13B parameters x 16 B of mixed-precision Adam state > 64 x 900 MB of In-Processor-Memory.
     mc = next(f for f in q1b.findings if f.bottleneck.startswith("memory-capacity"))
-    assert "57.6 GB" in mc.evidence
+    assert "57.6 GB of aggregate on-chip SRAM" in mc.evidence  # an IPU has no HBM (issue 27)
+    md = render(q1b, "md")
+    assert "- - " not in md and "SRAM + HBM" not in md
+    assert "[same sources as above]" in md  # each source list once, not under every premise
+    assert "\n  - estimated: " in md  # premises nested under their finding
     assert q1b.baseline.memory_per_chip_bytes.get("streaming", 0) > 0
     graphcore = {"replicated-tensor-sharding", "offload-streaming-memory", "phased-execution"}
     assert graphcore <= {r.optimization for r in q1b.recommendations}
@@ -81,6 +86,16 @@ def test_q2_sambanova_training(q2: Advice) -> None:
     assert any(s.kind == "ModellingAssumption" for s in q2.sources)
     ddr = [r for r in q2.recommendations if r.optimization == "offload-ddr-tier"]
     assert ddr, "the DDR tier is a SambaNova-specific candidate for memory capacity"
+    # Issue 27: a blocked row names the condition that failed, with its numbers, and shows
+    # no speed-up (it was "1.000x | 705 s | 705 s" under the rule's description)
+    zero = next(r for r in q2.recommendations if r.optimization == "zero-stage-3")
+    assert zero.status == "blocked" and zero.speedup is None and zero.after is None
+    assert zero.blocked_by == ("data-parallel degree at least 2 not met: dp = 1 "
+                               "(rule candidate-zero-sharding)")
+    md = render(q2, "md")
+    row = next(ln for ln in md.splitlines() if ln.startswith("|") and "ZeRO stage 3" in ln)
+    cells = row.split("|")
+    assert cells[4].strip() == "" and cells[6].strip() == ""  # no speed-up, no "after"
 
 
 def test_q3_groq_strong_scaling(q3: Advice) -> None:

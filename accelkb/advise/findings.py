@@ -8,10 +8,12 @@ above a threshold share), labelled as such, so a report never loses its evidence
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from rdflib import URIRef
+from rdflib.namespace import SKOS
 
 from accelkb.advise.advice import Estimate, Finding, Recommendation, ScalingPoint, WhatIf
 from accelkb.advise.citations import marker
@@ -103,6 +105,30 @@ class RuleCandidate:
     status: str  # met / unmet / unknown precondition
     note: str
     rank: int | None
+    condition: str = ""  # unmet: the precondition that failed, with the rule's numbers
+
+
+_NUMBER = re.compile(r'^"([-+0-9.eE]+)"\^\^<http://www\.w3\.org/2001/XMLSchema#\w+>$')
+
+
+def failed_condition(kb: KnowledgeBase, candidate: Any) -> str:
+    """'data-parallel degree at least 2 not met: dp = 1 (rule candidate-zero-sharding)': the
+    precondition a rule found unmet and the numbers it compared, from its derivation record."""
+    from accelkb.rules.explain import explain
+
+    pre = kb.asserted.value(URIRef(candidate.precondition), SKOS.prefLabel) if \
+        candidate.precondition else None
+    words = str(pre) if pre is not None else "precondition"
+    try:
+        e = explain(kb, URIRef(candidate.iri))
+    except Exception:  # the record is best effort; the precondition's name still stands
+        return f"{words} not met (rules)"
+    numbers = []
+    for var, value in sorted(e.bindings.items()):
+        if (m := _NUMBER.match(value)) is not None:
+            numbers.append(f"{var} = {float(m.group(1)):g}")
+    said = f": {', '.join(numbers)}" if numbers else ""
+    return f"{words} not met{said} (rule {e.rule_id or 'unknown'})"
 
 
 def findings(kb: KnowledgeBase, system: URIRef, workload: URIRef, spec: SystemSpec,
@@ -130,8 +156,8 @@ def findings(kb: KnowledgeBase, system: URIRef, workload: URIRef, spec: SystemSp
     for f in report.findings:
         name = local(f.bottleneck).removeprefix("bottleneck-")
         try:
-            lines = [ln.strip() for ln in explain(kb, URIRef(f.iri)).render(cite=marker).splitlines()
-                     if ln.strip()]
+            lines = [ln.rstrip() for ln in explain(kb, URIRef(f.iri)).render(cite=marker).splitlines()
+                     if ln.strip()]  # the tree's indent kept: the report nests the premises
         except Exception as exc:  # explanation is best effort; the finding stands
             lines = [f.explanation, f"(explanation unavailable: {type(exc).__name__})"]
         if f.bottleneck in found:  # several rules found the same bottleneck: keep both chains
@@ -150,7 +176,9 @@ def findings(kb: KnowledgeBase, system: URIRef, workload: URIRef, spec: SystemSp
             rank = min(r for r in (c.rank, prev.rank if prev else None) if r is not None) \
                 if (c.rank is not None or (prev and prev.rank is not None)) else None
             status = "met" if c.status == "met" or (prev and prev.status == "met") else c.status
-            cands[c.optimization] = RuleCandidate(c.optimization, mit, status, c.note or "", rank)
+            condition = failed_condition(kb, c) if status == "unmet" else ""
+            cands[c.optimization] = RuleCandidate(c.optimization, mit, status, c.note or "", rank,
+                                                  condition)
     ordered = sorted(found.values(), key=lambda x: -(x.finding.share_of_time or 0.0))
     return ordered, sorted(cands.values(), key=lambda c: c.optimization)
 

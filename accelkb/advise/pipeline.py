@@ -145,18 +145,18 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     say(f"checking candidate optimizations for {len(findings)} bottleneck(s)")
     vendor = g.value(g.value(sys_iri, AK.chip), AK.vendor)
     if rule_cands is None:  # rules unavailable: the catalogue's mitigates links
-        candidates = [(opt, mit, "unknown", "") for opt, mit in
+        candidates = [(opt, mit, "unknown", "", "") for opt, mit in
                       _candidates(kb, [f.rule_bottleneck for f in findings], vendor, wl["phase_iri"])]
     else:
         candidates = [(URIRef(c.optimization), [f"bottleneck-{m}" for m in c.mitigates], c.status,
-                       c.note) for c in rule_cands]
+                       c.note, c.condition) for c in rule_cands]
     recs: list[Recommendation] = []
-    for opt, mitigated, status, note in candidates:
+    for opt, mitigated, status, note, condition in candidates:
         chain = find.optimization_chain(kb, opt, mitigated, findings)
         rec = parts.check_candidate(kb, opt, mitigated, model, spec, cfg, base, wl["tokens"], chain)
         if status == "unmet" and rec.status in ("recommended", "no-gain", "not-modelled"):
-            rec = rec.model_copy(update={"status": "blocked",
-                                         "blocked_by": f"precondition not met (rules): {note}".strip()})
+            rec = rec.model_copy(update={"status": "blocked", "blocked_by": condition,
+                                         "speedup": None, "after": None})
         elif note and not rec.solver_check:
             rec = rec.model_copy(update={"solver_check": f"rules: {note}"})
         recs.append(rec)

@@ -31,6 +31,32 @@ def _mem(e: Estimate | None) -> str:
     return ", ".join(f"{k} {v / 1e9:.3g} GB" for k, v in e.memory_per_chip_bytes.items())
 
 
+def _tree_item(line: str) -> str:
+    """A derivation line (two spaces of indent per level, premises marked '- ') as a nested
+    Markdown list item."""
+    text = line.lstrip(" ")
+    depth = (len(line) - len(text)) // 2
+    return "  " * depth + "- " + text.removeprefix("- ")
+
+
+def _derivation_items(lines: list[str]) -> list[str]:
+    """The derivation as nested list items; a line citing the same sources as the line before
+    says so instead of repeating the numbers.
+
+    >>> _derivation_items(["a  [1, 2]", "  - b  [1, 2]", "  - c  [3]"])
+    ['- a  [1, 2]', '  - b  [same sources as above]', '  - c  [3]']
+    """
+    out, previous = [], None
+    for line in lines:
+        m = re.search(r"  \[(\d+(?:, \d+)*)\]$", line)
+        cited = m.group(1) if m else None
+        if m and cited == previous:
+            line = line[:m.start()] + "  [same sources as above]"
+        previous = cited
+        out.append(_tree_item(line))
+    return out
+
+
 def markdown(a: Advice, with_figures: bool = False) -> str:
     """The report as Markdown (``with_figures`` embeds the SVGs inline, for HTML conversion)."""
     L: list[str] = [f"# {a.question}", "",
@@ -65,7 +91,7 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
     for f in a.findings:
         share = f" — {100 * f.share_of_time:.0f} % of the time" if f.share_of_time else ""
         L += [f"### {f.label}{share}", "", f"Evidence: {f.evidence}", "", "Derivation:", ""]
-        L += [f"- {line}" for line in f.derivation] + [""]
+        L += _derivation_items(f.derivation) + [""]
     L += ["## Recommendations (ranked by checked gain)", "",
           "| # | optimization | status | speed-up | before | after | memory per chip after |",
           "|---|---|---|---|---|---|---|"]
@@ -204,12 +230,20 @@ def _md_to_html(md: str) -> str:
                            "<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in body)
                        + "</tbody></table>")
             continue
-        elif line.startswith("- "):
-            items = []
-            while i < len(lines) and lines[i].startswith("- "):
-                items.append(f"<li>{inline(lines[i][2:])}</li>")
+        elif line.startswith("- "):  # a list, nested by two spaces per level
+            html_list, depth = ["<ul>"], 0
+            while i < len(lines) and (m := re.match(r"( *)- (.*)", lines[i])):
+                level = min(len(m.group(1)) // 2, depth + 1)
+                if level > depth:
+                    html_list[-1] = html_list[-1].removesuffix("</li>")
+                    html_list.append("<ul>")
+                for _ in range(depth - level):
+                    html_list.append("</ul></li>")
+                depth = level
+                html_list.append(f"<li>{inline(m.group(2))}</li>")
                 i += 1
-            out.append("<ul>" + "".join(items) + "</ul>")
+            html_list += ["</ul></li>"] * depth + ["</ul>"]
+            out.append("".join(html_list))
             continue
         elif line.strip():
             out.append(f"<p>{inline(line)}</p>")
