@@ -123,6 +123,23 @@ def test_q3_groq_strong_scaling(q3: Advice) -> None:
     assert q3.what_ifs[0].lever == "faster on-chip SRAM feed" and q3.what_ifs[0].speedup > 1.5
     assert 150 < (q3.baseline.tokens_per_s_per_user or 0) < 350  # published: 185 (LLMPerf) - 300
     assert "LLMPerf" in " ".join(q3.measured)
+    # Issue 27: the first paragraph answers with ranges, the three claimed advantages each on
+    # their own, and per-token latency at 72, 144, 288 and 576 chips
+    r = q3.baseline.ranges["tokens_per_s_per_user"]
+    assert r.low < (q3.baseline.tokens_per_s_per_user or 0) < r.high
+    assert f"tokens/s per user (range {r.low:.0f}-{r.high:.0f})" in q3.answer
+    assert [a.claim.split(" (")[0] for a in q3.advantages] == [
+        "global load balancing", "bandwidth efficiency", "low chip-to-chip latency"]
+    assert "the three claimed advantages buy (1) global load balancing" in q3.answer
+    assert [t.chips for t in q3.token_latency] == [72, 144, 288, 576]
+    small, full = q3.token_latency[:3], q3.token_latency[3]
+    assert all(t.scheduled_p50_s is None and "weights alone" in t.note for t in small)
+    assert full.scheduled_p50_s == pytest.approx(q3.baseline.time_s)
+    assert full.scheduled_p99_s == full.scheduled_p50_s  # a compiled schedule has no tail
+    assert (full.dynamic_p50_s or 0) >= full.scheduled_p50_s
+    rack = q3.schedules[0]
+    assert rack.load_imbalance is not None and rack.dynamic_load_imbalance is not None
+    assert rack.load_imbalance < rack.dynamic_load_imbalance
 
 
 def test_q3_html_draws_its_schedule_figure_not_its_markup(q3: Advice) -> None:

@@ -37,6 +37,15 @@ class Fact(_Frozen):
     source: str = Field(default="", description="IRI of the source")
 
 
+class Range(_Frozen):
+    """Where a measured value of a figure is expected (the validation residuals of the chip's
+    vendor in that regime: :func:`accelkb.perf.uncertainty.interval`)."""
+
+    low: float = Field(description="lower end, in the figure's unit")
+    high: float = Field(description="upper end, in the figure's unit")
+    basis: str = Field(description="which validation rows and rule give the range")
+
+
 class Estimate(_Frozen):
     """The performance model's numbers for one configuration."""
 
@@ -54,6 +63,10 @@ class Estimate(_Frozen):
     time_to_train_s: float | None = Field(default=None, description="training: time for the "
                                           "workload's tokens, s")
     bound: str | None = Field(default=None, description="inference: what limits decode")
+    ranges: dict[str, Range] = Field(default_factory=dict, description="the baseline's "
+                                     "headline figures (time_s, tokens_per_s, "
+                                     "tokens_per_s_per_user, ttft_s, time_to_train_s): where the "
+                                     "measured value is expected")
 
 
 class Finding(_Frozen):
@@ -138,6 +151,10 @@ class ScheduleSummary(_Frozen):
     dynamic_makespan_steps: float | None = Field(default=None, description="dynamic-routing "
                                                  "makespan in the simulator, steps")
     seconds: float | None = Field(default=None, description="schedule time in seconds")
+    load_imbalance: float | None = Field(default=None, description="max / mean link load of "
+                                         "the schedule")
+    dynamic_load_imbalance: float | None = Field(default=None, description="max / mean link "
+                                                 "load under adaptive routing")
     heatmap_svg: str = Field(default="", description="link x step heat map (SVG)")
 
 
@@ -152,7 +169,50 @@ class TrafficRow(_Frozen):
     ecmp_steps: float = Field(description="steps under ECMP routing in the simulator")
     adaptive_steps: float = Field(description="steps under minimal-adaptive routing")
     scheduled_s: float = Field(description="time of one, scheduled, s")
-    dynamic_s: float = Field(description="time of one under the better dynamic policy, s")
+    dynamic_s: float = Field(description="time of one under the better dynamic policy, s "
+                             "(contention only)")
+    chunk_bytes: float = Field(default=0.0, description="bytes one chunk carries")
+    link_bytes_per_s: float = Field(default=0.0, description="unit-link bandwidth, B/s")
+    hop_latency_s: float = Field(default=0.0, description="per-hop latency of the level, s")
+    hops_per_transfer: float = Field(default=1.0, description="minimal-path hops of a transfer "
+                                     "(mean over the collective's chip pairs)")
+    load_imbalance_scheduled: float | None = Field(default=None, description="max / mean link "
+                                                   "load of the schedule (collectives only)")
+    load_imbalance_ecmp: float | None = Field(default=None, description="max / mean link load, "
+                                              "ECMP")
+    load_imbalance_adaptive: float | None = Field(default=None, description="max / mean link "
+                                                  "load, minimal-adaptive")
+    dynamic_transport_s: float | None = Field(default=None, description="time of one under "
+                                              "dynamic routing with the best NCCL transport "
+                                              "protocol (flags, credits), s")
+
+
+class Advantage(_Frozen):
+    """One advantage claimed for a software-scheduled network, measured per generated token
+    (:mod:`accelkb.advise.network.advantages`)."""
+
+    claim: str = Field(description="the advantage as claimed")
+    measure: str = Field(description="what was measured, scheduled against dynamic, in words")
+    seconds_per_token: float = Field(description="time per token it saves, s (hardware model)")
+    share_of_token: float = Field(description="that time over the token time")
+    upper_seconds_per_token: float | None = Field(default=None, description="with a GPU "
+                                                  "collective's software cost per step added "
+                                                  "to the dynamic side, s")
+    basis: list[str] = Field(default_factory=list, description="figures and sources used")
+
+
+class TokenLatency(_Frozen):
+    """Per-user speed and per-token latency at one chip count, scheduled and dynamic."""
+
+    chips: int = Field(description="chips")
+    note: str = Field(default="", description="why there is no figure (does not fit)")
+    tokens_per_s_per_user: float | None = Field(default=None, description="scheduled")
+    scheduled_p50_s: float | None = Field(default=None, description="per-token latency, median")
+    scheduled_p99_s: float | None = Field(default=None, description="per-token latency, p99")
+    dynamic_p50_s: float | None = Field(default=None, description="the same layout under "
+                                        "dynamic routing with NCCL's transport, median")
+    dynamic_p99_s: float | None = Field(default=None, description="the same, p99")
+    layout: str = Field(default="", description="the layout at this chip count")
 
 
 class CostRow(_Frozen):
@@ -206,9 +266,15 @@ class Advice(_Frozen):
     comparisons: list[Comparison] = Field(description="the same workload on other systems")
     scaling: list[ScalingPoint] = Field(description="scaling over chip counts")
     schedules: list[ScheduleSummary] = Field(default_factory=list, description="network schedules")
+    advantages: list[Advantage] = Field(default_factory=list, description="inference on a "
+                                        "scheduled network: the three claimed advantages, "
+                                        "each quantified per token")
+    token_latency: list[TokenLatency] = Field(default_factory=list, description="inference on "
+                                              "a scheduled network: per-token latency at the "
+                                              "chip counts asked about")
     network: list[TrafficRow] = Field(default_factory=list, description="inference: the "
                                       "layout's per-token traffic, scheduled and under dynamic "
-                                      "routing (accelkb.advise.network)")
+                                      "routing (accelkb.advise.network.traffic)")
     facts: list[Fact] = Field(description="sourced facts the advice rests on")
     sources: list[SourceRef] = Field(description="every source cited")
     assumptions: list[str] = Field(description="assumptions and their confidence")

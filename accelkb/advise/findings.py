@@ -263,18 +263,26 @@ def answer_text(system: str, workload: str, phase: str, est: Estimate, found: li
                 scaling: list[ScalingPoint] | None = None, network: str = "",
                 plan: Recommendation | None = None) -> str:
     """Three to six sentences with the numbers, written from the data only (``network``: what
-    the collision-free network buys, :func:`accelkb.advise.network.sentence`; ``plan``: the
+    the collision-free network buys, :func:`accelkb.advise.network.traffic.sentence`; ``plan``: the
     compatible levers applied together, :mod:`accelkb.advise.plan.combined`)."""
+    def rng(key: str, scale: float = 1.0, fmt: str = ".3g", unit: str = "") -> str:
+        r = est.ranges.get(key)
+        return (f" (range {r.low * scale:{fmt}}-{r.high * scale:{fmt}}{unit})" if r is not None
+                else "")
+
     if phase == "training":
         first = (f"On {chips} chips of {system}, the best default layout trains {workload} at "
-                 f"{est.time_s:.3g} s per step ({est.tokens_per_s:,.0f} tokens/s, MFU {100 * est.mfu:.0f} %)")
+                 f"{est.time_s:.3g} s per step{rng('time_s', unit=' s')} ({est.tokens_per_s:,.0f} tokens/s, "
+                 f"MFU {100 * est.mfu:.0f} %)")
         if est.time_to_train_s:
-            first += f", {est.time_to_train_s / 86400:.1f} days for the workload's tokens"
+            first += (f", {est.time_to_train_s / 86400:.1f} days for the workload's tokens"
+                      f"{rng('time_to_train_s', 1 / 86400, '.1f', ' days')}")
     else:
         first = (f"On {chips} chips of {system}, {workload} decodes at "
-                 f"{est.tokens_per_s_per_user or 0:.0f} tokens/s per user "
+                 f"{est.tokens_per_s_per_user or 0:.0f} tokens/s per user"
+                 f"{rng('tokens_per_s_per_user', 1.0, '.0f')} "
                  f"({est.time_s * 1e3:.3g} ms per token, {est.bound or 'mixed'}-bound), time to first "
-                 f"token {1e3 * (est.ttft_s or 0):.0f} ms")
+                 f"token {1e3 * (est.ttft_s or 0):.0f} ms{rng('ttft_s', 1e3, '.0f', ' ms')}")
     sentences = [first + "."]
     if phase != "training" and scaling and (line := _scaling_sentence(scaling)):
         sentences.append(line)

@@ -12,7 +12,14 @@ from typing import Any
 
 from rdflib import URIRef
 
-from accelkb.advise.advice import Comparison, Estimate, Recommendation, ScalingPoint, WhatIf
+from accelkb.advise.advice import (
+    Comparison,
+    Estimate,
+    Range,
+    Recommendation,
+    ScalingPoint,
+    WhatIf,
+)
 from accelkb.advise.baseline import best_inference_config, best_training_config
 from accelkb.advise.findings import clip as find_clip
 from accelkb.advise.kbfacts import local
@@ -52,6 +59,28 @@ def as_estimate(est: TrainingEstimate | InferenceEstimate) -> Estimate:
                     mfu=est.mfu, memory_per_chip_bytes=dict(est.memory_per_chip_bytes),
                     breakdown_s=dict(est.breakdown), joules_per_token=est.joules_per_token,
                     power_w=est.power_w, bound=est.bound)
+
+
+def ranges(est: TrainingEstimate | InferenceEstimate, vendor: str | None) -> dict[str, Range]:
+    """The range of each headline figure of ``est``, keyed by the report's field names."""
+    from accelkb.perf.uncertainty import INFERENCE_FIGURES, interval
+
+    if isinstance(est, TrainingEstimate):
+        figures = {"time_s": ("step_time_s", "training", "time"),
+                   "tokens_per_s": ("tokens_per_s", "training", "rate"),
+                   "time_to_train_s": ("time_to_train_s", "training", "time")}
+    else:
+        figures = {"time_s": ("decode_s_per_token", *INFERENCE_FIGURES["decode_s_per_token"]),
+                   "tokens_per_s_per_user": ("tokens_per_s_per_user",
+                                             *INFERENCE_FIGURES["tokens_per_s_per_user"]),
+                   "ttft_s": ("ttft_s", *INFERENCE_FIGURES["ttft_s"])}
+    out = {}
+    for key, (field, regime, sense) in figures.items():
+        value = getattr(est, field, None)
+        if isinstance(value, int | float) and value > 0:
+            iv = interval(float(value), sense, vendor, regime)
+            out[key] = Range(low=iv.low, high=iv.high, basis=iv.basis)
+    return out
 
 
 def to_parallel(cfg: TrainingConfig | InferenceConfig) -> str:

@@ -24,15 +24,16 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
 from accelkb.advise import findings as find
-from accelkb.advise import network as advise_network
 from accelkb.advise import parts
-from accelkb.advise import schedule as advise_schedule
 from accelkb.advise import solver as advise_solver
 from accelkb.advise.advice import Advice, Recommendation
 from accelkb.advise.citations import marker_iris, numbered
 from accelkb.advise.costs import Overrides, cost_rows, cost_sentence
 from accelkb.advise.costs import Workload as CostWorkload
 from accelkb.advise.kbfacts import facts_about, local, source_refs, subjects_of_system
+from accelkb.advise.network import advantages as advise_advantages
+from accelkb.advise.network import schedules as advise_schedule
+from accelkb.advise.network import traffic as advise_network
 from accelkb.advise.plan import commands as plan_commands
 from accelkb.advise.plan.combined import combined_plan
 from accelkb.errors import InputError
@@ -218,12 +219,13 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         numbered(ln, numbers) for ln in f.finding.derivation]})) for f in findings]
     recs = [r.model_copy(update={"derivation": [numbered(ln, numbers) for ln in r.derivation]})
             for r in recs]
-    est = parts.as_estimate(base)
-    network = advise_network.traffic(base, model.layers) if isinstance(base, InferenceEstimate) \
-        else []
+    est = parts.as_estimate(base).model_copy(update={"ranges": parts.ranges(base,
+                                                                           spec.chip.vendor)})
+    network, adv, latency, scaling = _network(model, spec, base, est, scaling, wl, goal, slo)
+    net_words = (advise_advantages.sentence(adv, est.time_s, network, schedules) if adv else
+                 advise_network.sentence(network, est.time_s, schedules))
     answer = find.answer_text(system, workload, phase, est, findings, recs, whatifs, spec.chips,
-                              scaling, advise_network.sentence(network, est.time_s, schedules),
-                              plan)
+                              scaling, net_words, plan)
     say("pricing the baseline and the systems compared")
     costs = cost_rows(kb, system, est, phase, comparisons, Overrides(price, kwh_price, pue),
                       CostWorkload(wl["model_iri"], wl["prompt"] or 0, wl["output"] or 0))
@@ -238,6 +240,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
                                                chips, wl["tokens"], data),
         findings=[f.finding for f in findings], recommendations=recs, what_ifs=whatifs,
         comparisons=comparisons, scaling=scaling, schedules=schedules, network=network,
+        advantages=adv, token_latency=latency,
         facts=facts, sources=sources,
         assumptions=[*find.assumptions(spec, cfg, phase), solver_note],
         measured=[m[0] for m in measured], seconds=time.perf_counter() - started)
@@ -305,6 +308,47 @@ def assert_advice(kb: KnowledgeBase, advice: Advice, system: URIRef, workload: U
             graph.add((r, AK.predictedTimeAfterSeconds, Literal(rec.after.time_s, datatype=XSD.double)))
     _assert_costs(kb, graph, node, base, advice)
     return node
+
+
+def _network(model: Any, spec: Any, base: Any, est: Any, scaling: list[Any], wl: dict[str, Any],
+             goal: str, slo: float | None
+             ) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+    """Inference on a scheduled network: the layout's per-token traffic both ways, the three
+    claimed advantages, per-token latency at the chip counts a scaling question asks, and the
+    scaling curve with the memory arithmetic of each count that does not fit."""
+    if not isinstance(base, InferenceEstimate):
+        return [], [], [], scaling
+    network = advise_network.traffic(base, model.layers, spec)
+    if not network:
+        return [], [], [], scaling
+    from accelkb.perf.calibration import load_calibration
+
+    adv = advise_advantages.advantages(network, est.time_s,
+                                       load_calibration().collective_step_latency_s)
+
+    def at(n: int) -> tuple[float, float | None, list[Any], str]:
+        sized = spec.with_chips(n)
+        cfg, e, _ = parts.baseline(model, sized, "inference", wl["gbs"] or 8, wl["prompt"],
+                                   wl["output"], wl["precision"], goal, slo)
+        return (e.decode_s_per_token, e.tokens_per_s_per_user,
+                advise_network.traffic(e, model.layers, sized), parts.to_parallel(cfg))
+
+    rack = spec.levels[1].group_chips if len(spec.levels) > 1 else spec.chips
+    counts = advise_advantages.asked_counts(rack, spec.chips)
+    from accelkb.perf.shapes import BYTES_PER, total_params
+
+    weights = total_params(model) * BYTES_PER.get(str(base.config.precision), 2)
+    per_chip = sum(t.capacity_bytes for t in spec.chip.memory_tiers)
+    scaling = [p if p.time_s is not None or weights <= p.chips * per_chip else
+               p.model_copy(update={"note": f"the {base.config.precision.upper()} weights alone "
+                                    f"({weights / 1e9:.1f} GB) exceed {p.chips} x "
+                                    f"{per_chip / 1e9:.3g} GB = {p.chips * per_chip / 1e9:.1f} "
+                                    "GB of memory"})
+               for p in scaling]
+    latency = advise_advantages.latencies(counts, scaling, spec.chips, est.time_s,
+                                          est.tokens_per_s_per_user, network,
+                                          parts.to_parallel(base.config), at)
+    return network, adv, latency, scaling
 
 
 def _assert_costs(kb: KnowledgeBase, graph: Any, node: URIRef, base: str, advice: Advice) -> None:

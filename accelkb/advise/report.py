@@ -12,6 +12,7 @@ import re
 from accelkb.advise.advice import Advice, Estimate
 from accelkb.advise.costs import like_for_like
 from accelkb.advise.figures import figures
+from accelkb.advise.network.render import network_sections
 from accelkb.errors import InputError
 
 FORMATS = ("md", "html", "json")
@@ -23,6 +24,16 @@ def _t(seconds: float | None, phase: str) -> str:
     if phase == "training" or seconds >= 1:
         return f"{seconds:.3g} s"
     return f"{seconds * 1e3:.3g} ms"
+
+
+def _range(e: Estimate, key: str, phase: str | None = None) -> str:
+    """' (range 2.77 ms-12 ms)' of a time (``phase`` given) or a rate, or ''."""
+    r = e.ranges.get(key)
+    if r is None:
+        return ""
+    if phase is None:
+        return f" (range {r.low:,.3g}-{r.high:,.3g})"
+    return f" (range {_t(r.low, phase)} to {_t(r.high, phase)})"
 
 
 def _mem(e: Estimate | None) -> str:
@@ -67,12 +78,14 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
           *([f"Reproduce: `{a.baseline_command}`", ""] if a.baseline_command else []),
           "| metric | value |", "|---|---|",
           f"| {'step time' if a.phase == 'training' else 'decode time per token'} | "
-          f"{_t(b.time_s, a.phase)} |",
+          f"{_t(b.time_s, a.phase)}{_range(b, 'time_s', a.phase)} |",
           f"| tokens/s (aggregate) | {b.tokens_per_s:,.0f} |"]
     if b.tokens_per_s_per_user is not None:
-        L.append(f"| tokens/s per user | {b.tokens_per_s_per_user:,.1f} |")
+        L.append(f"| tokens/s per user | {b.tokens_per_s_per_user:,.1f}"
+                 f"{_range(b, 'tokens_per_s_per_user')} |")
     if b.ttft_s is not None:
-        L.append(f"| time to first token | {_t(b.ttft_s, 'inference')} |")
+        L.append(f"| time to first token | {_t(b.ttft_s, 'inference')}"
+                 f"{_range(b, 'ttft_s', 'inference')} |")
     L.append(f"| MFU | {100 * b.mfu:.2g} % |")  # decode on 576 chips: 0.0063 %, not "0.0 %"
     L.append(f"| memory per chip | {_mem(b)} |")
     if b.joules_per_token is not None:
@@ -80,6 +93,9 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
     if b.time_to_train_s:
         L.append(f"| time to train the workload's tokens | {b.time_to_train_s / 86400:.1f} days |")
     L.append("")
+    bases = list(dict.fromkeys(r.basis for r in b.ranges.values()))
+    if bases:
+        L += ["Ranges: " + "; ".join(bases) + ".", ""]
     figs = figures(a) if with_figures else {}
     if "breakdown" in figs:
         L += [figs["breakdown"], ""]
@@ -161,20 +177,7 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
                      f"{s.lower_bound_steps} | {s.dynamic_makespan_steps} |")
         L.append("")
         L += [v for k, v in figs.items() if k.startswith("schedule-")]
-    if a.network:
-        L += ["## What the collision-free network buys per token", "",
-              "Each collective of one generated token as the estimate scheduled it, and the same "
-              "collective on the same links under simulated dynamic routing (contention only; "
-              "handshakes and per-packet control are not modelled).", "",
-              "| transfer | topology | per token | steps scheduled (bound) | steps ECMP | "
-              "steps adaptive | per token scheduled | per token dynamic |",
-              "|---|---|---|---|---|---|---|---|"]
-        for n in a.network:
-            L.append(f"| {n.role} | {n.topology} | {n.per_token} | {n.scheduled_steps} "
-                     f"({n.lower_bound_steps}) | {n.ecmp_steps:g} | {n.adaptive_steps:g} | "
-                     f"{n.per_token * n.scheduled_s * 1e3:.3g} ms | "
-                     f"{n.per_token * n.dynamic_s * 1e3:.3g} ms |")
-        L.append("")
+    L += network_sections(a)
     if a.measured:
         L += ["## Published results for comparison", ""] + [f"- {m}" for m in a.measured] + [""]
     L += ["## Assumptions and confidence", ""] + [f"- {x}" for x in a.assumptions] + [""]

@@ -182,7 +182,7 @@ def _dynamic(topo, result, demand, chunks: int, root: int = 0) -> dict:
     from accelkb.perf.netsim.selftimed import self_timed
 
     out: dict = {"scheduled": scheduled_stats(result.transfers, result.makespan_steps or 0,
-                                              topo.unit_links)}
+                                              topo.unit_links, topo.links)}
     timed = self_timed(topo, result.collective, result.transfers, chunks, demand=demand or (),
                        root=root).model_dump()
     if result.makespan_steps:
@@ -296,13 +296,17 @@ def _run(args: argparse.Namespace) -> int:
         for policy, row in summary.get("dynamic", {}).items():
             if policy == "skipped":
                 sys.stdout.write(f"  dynamic routing: skipped, {row}\n")
+            elif policy == "scheduled":
+                sys.stdout.write(f"  the schedule: link utilization {row['link_utilization']:.0%}"
+                                 f", max/mean link load {row['load_imbalance']:.2f}\n")
             elif policy != "scheduled":
                 what = ("same transfers, self-timed (no plan)" if policy == "self-timed"
                         else f"dynamic routing ({policy}), point to point")
                 sys.stdout.write(
                     f"  {what}: {row['makespan_steps']} steps "
                     f"({row.get('ratio_to_schedule', '?')}x the schedule), p99 "
-                    f"{row['p99_steps']:g}, link utilization {row['link_utilization']:.0%}\n")
+                    f"{row['p99_steps']:g}, link utilization {row['link_utilization']:.0%}, "
+                    f"max/mean link load {row['load_imbalance']:.2f}\n")
     return _exit_code(result.status, result.proof)
 
 

@@ -39,7 +39,7 @@ import random
 import statistics
 import zlib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,6 +62,25 @@ class SimResult(BaseModel):
     p99_steps: float = Field(description="99th percentile message completion step")
     link_utilization: float = Field(description="chunk-hops / (unit links x makespan)")
     max_queue: int = Field(description="longest link queue seen (chunks)")
+    load_imbalance: float = Field(default=1.0, description="max / mean chunks carried per unit "
+                                  "link, over every unit link of the topology (1 = perfectly "
+                                  "balanced global load)")
+
+
+def load_imbalance(loads: Mapping[tuple[int, int], int], cap: Mapping[tuple[int, int], int]
+                   ) -> float:
+    """Max over mean of the chunks each unit link carried (a link of multiplicity m is m unit
+    links sharing its load), over every unit link of the topology.
+
+    >>> load_imbalance({(0, 1): 2, (1, 0): 2}, {(0, 1): 1, (1, 0): 1, (1, 2): 1, (2, 1): 1})
+    2.0
+    """
+    units = sum(cap.values())
+    total = sum(loads.values())
+    if not units or not total:
+        return 1.0
+    peak = max(loads.get(e, 0) / m for e, m in cap.items())
+    return round(peak / (total / units), 4)
 
 
 Message = tuple[int, int, int]  # (src, dst, group); group -1: no dependency
@@ -138,6 +157,7 @@ def simulate(topo: Topology, initial: list[Message], released: dict[int, list[Me
     pending: dict[int, int] = {}
     done_at: list[int] = []
     hop_count = 0
+    carried: dict[tuple[int, int], int] = {}
 
     def next_hop(u: int, m: int) -> int:
         d = msgs[m][1]
@@ -173,7 +193,9 @@ def simulate(topo: Topology, initial: list[Message], released: dict[int, list[Me
         for e in sorted(active):
             q = queues[e]
             max_q = max(max_q, len(q))
-            for _ in range(min(cap[e], len(q))):
+            moved = min(cap[e], len(q))
+            carried[e] = carried.get(e, 0) + moved
+            for _ in range(moved):
                 arrivals.setdefault(e[1], []).append(q.popleft())
                 hop_count += 1
         later: list[Message] = []
@@ -200,7 +222,8 @@ def simulate(topo: Topology, initial: list[Message], released: dict[int, list[Me
     util = hop_count / (topo.unit_links * makespan) if makespan else 0.0
     return SimResult(policy=policy, messages=len(msgs), makespan_steps=makespan,
                      p50_steps=p50, p99_steps=p99,
-                     link_utilization=round(util, 4), max_queue=max_q)
+                     link_utilization=round(util, 4), max_queue=max_q,
+                     load_imbalance=load_imbalance(carried, cap))
 
 
 def simulate_collective(topo: Topology, collective: str, chunks: int = 1,
@@ -211,11 +234,14 @@ def simulate_collective(topo: Topology, collective: str, chunks: int = 1,
     return simulate(topo, initial, released, policy, seed)
 
 
-def scheduled_stats(transfers, makespan: int, unit_links: int) -> dict[str, float]:
+def scheduled_stats(transfers, makespan: int, unit_links: int,
+                    cap: Mapping[tuple[int, int], int] | None = None) -> dict[str, float]:
     """Completion statistics of a schedule, for side-by-side tables: last arrival per chip
-    and chunk (p50/p99) and link utilization."""
+    and chunk (p50/p99), link utilization and (with the topology's ``cap``) load imbalance."""
     last: dict[tuple, int] = {}
-    for t, _u, v, c in transfers:
+    carried: dict[tuple[int, int], int] = {}
+    for t, u, v, c in transfers:
+        carried[(u, v)] = carried.get((u, v), 0) + 1
         key = (v, c)
         last[key] = max(last.get(key, 0), t + 1)
     times = sorted(last.values())
@@ -226,4 +252,5 @@ def scheduled_stats(transfers, makespan: int, unit_links: int) -> dict[str, floa
         "p99_steps": p99,
         "link_utilization": round(len(transfers) / (unit_links * makespan), 4) if makespan
         else 0.0,
+        "load_imbalance": load_imbalance(carried, cap) if cap is not None else float("nan"),
     }

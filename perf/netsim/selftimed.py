@@ -42,7 +42,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from accelkb.errors import InputError
-from accelkb.perf.netsim.dynamic import SimResult, percentiles
+from accelkb.perf.netsim.dynamic import SimResult, load_imbalance, percentiles
 from accelkb.solver.schedule.model import ChunkId, Instance, TransferT
 from accelkb.solver.schedule.topology import Topology
 
@@ -147,8 +147,11 @@ def self_timed(topo: Topology, collective: str, transfers: Sequence[TransferT],
     times = sorted(last.values())
     p50, p99 = percentiles(times)
     makespan = times[-1] if times else 0
+    carried: dict[tuple[int, int], int] = {}
+    for _t, u, v, _c in timed:
+        carried[(u, v)] = carried.get((u, v), 0) + 1
     return SimResult(policy="self-timed", messages=len(timed), makespan_steps=makespan,
                      p50_steps=p50, p99_steps=p99,
                      link_utilization=round(len(timed) / (topo.unit_links * makespan), 4)
                      if makespan else 0.0,
-                     max_queue=max_q)
+                     max_queue=max_q, load_imbalance=load_imbalance(carried, topo.links))

@@ -46,6 +46,22 @@ def test_scheduled_stats() -> None:
     assert s["makespan_steps"] == 2 and 0 < s["link_utilization"] <= 1
 
 
+def test_load_imbalance_is_max_over_mean_per_unit_link() -> None:
+    """One message over 4 hops of an 8-ring loads 4 of the 16 directed links once each:
+    max 1 / mean (4 / 16) = 4. Every chip sending to its right neighbour loads the 8 clockwise
+    links evenly: 1 / (8 / 16) = 2."""
+    t = parse_topology("ring:8")
+    assert simulate(t, [(0, 4, -1)], policy="ecmp").load_imbalance == 4.0
+    ring = simulate(t, [(i, (i + 1) % 8, -1) for i in range(8)], policy="ecmp")
+    assert ring.load_imbalance == 2.0
+    res = schedule("ring:4", "allgather")
+    topo = parse_topology("ring:4")
+    s = scheduled_stats(res.transfers, res.makespan_steps, topo.unit_links, topo.links)
+    # 4 chunks x 3 destinations = 12 transfers on the 8 directed links (mean 1.5); in 2 steps
+    # the third copy of each chunk takes a second hop on one side: max 2
+    assert len(res.transfers) == 12 and s["load_imbalance"] == round(2 / 1.5, 4)
+
+
 def test_bad_policy_and_messages_are_input_errors() -> None:
     t = parse_topology("ring:4")
     with pytest.raises(InputError, match="expected a routing policy"):

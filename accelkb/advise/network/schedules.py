@@ -17,7 +17,7 @@ def schedules(spec: SystemSpec, collective: str = "allgather", time_limit_s: flo
               ) -> list[ScheduleSummary]:
     """Schedules on the largest network level of the system that a report can afford."""
     try:
-        from accelkb.perf.netsim.dynamic import simulate_collective
+        from accelkb.perf.netsim.dynamic import scheduled_stats, simulate_collective
         from accelkb.solver import schedule
         from accelkb.solver.schedule.figure import heatmap_svg
         from accelkb.solver.schedule.topology import parse_topology
@@ -43,6 +43,9 @@ def schedules(spec: SystemSpec, collective: str = "allgather", time_limit_s: flo
             topology=lv.name, collective=collective, status=res.status.value,
             makespan_steps=res.makespan_steps, lower_bound_steps=res.lower_bound_steps,
             dynamic_makespan_steps=float(sim.makespan_steps), seconds=step_s,
+            load_imbalance=scheduled_stats(res.transfers, res.makespan_steps or 0,
+                                           topo.unit_links, topo.links)["load_imbalance"]
+            if res.transfers else None, dynamic_load_imbalance=sim.load_imbalance,
             heatmap_svg=heatmap_svg(res) if res.transfers else ""))
     return out
 
