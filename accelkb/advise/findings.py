@@ -270,15 +270,17 @@ def answer_text(system: str, workload: str, phase: str, est: Estimate, found: li
         return (f" (range {r.low * scale:{fmt}}-{r.high * scale:{fmt}}{unit})" if r is not None
                 else "")
 
+    where = (f"On {chips} chips of {system}" if est.chips >= chips else
+             f"On {system}, with the best layout on {est.chips} of its {chips} chips")
     if phase == "training":
-        first = (f"On {chips} chips of {system}, the best default layout trains {workload} at "
+        first = (f"{where}, the best default layout trains {workload} at "
                  f"{est.time_s:.3g} s per step{rng('time_s', unit=' s')} ({est.tokens_per_s:,.0f} tokens/s, "
                  f"MFU {100 * est.mfu:.0f} %)")
         if est.time_to_train_s:
             first += (f", {est.time_to_train_s / 86400:.1f} days for the workload's tokens"
                       f"{rng('time_to_train_s', 1 / 86400, '.1f', ' days')}")
     else:
-        first = (f"On {chips} chips of {system}, {workload} decodes at "
+        first = (f"{where}, {workload} decodes at "
                  f"{est.tokens_per_s_per_user or 0:.0f} tokens/s per user"
                  f"{rng('tokens_per_s_per_user', 1.0, '.0f')} "
                  f"({est.time_s * 1e3:.3g} ms per token, {est.bound or 'mixed'}-bound), time to first "

@@ -316,9 +316,14 @@ def baseline(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt:
 
 
 def comparison(model: ModelSpec, other: SystemSpec, phase: str, gbs: int, prompt: int, output: int,
-               precision: str | None, goal: str, slo: float | None = None) -> Comparison:
+               precision: str | None, goal: str, slo: float | None = None,
+               refine: Callable[[SystemSpec, tuple[Any, Any, str]], tuple[Any, Any, str]]
+               | None = None) -> Comparison:
+    """The workload on another system, by the same search as this system's baseline
+    (``refine``: the step that follows the grid, e.g. the configuration solver's layout)."""
     try:
-        _, est, _ = baseline(model, other, phase, gbs, prompt, output, precision, goal, slo)
+        found = baseline(model, other, phase, gbs, prompt, output, precision, goal, slo)
+        _, est, _ = refine(other, found) if refine is not None else found
     except InputError as exc:
         return Comparison(system=other.name, chips=other.chips, error=str(exc).splitlines()[0])
     e = as_estimate(est)

@@ -138,6 +138,9 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     say(f"estimating the best default layout of {wl['model']} on {system} ({spec.chips} chips)")
     cfg, base, base_note = parts.baseline(model, spec, phase, gbs, wl["prompt"], wl["output"],
                                           wl["precision"], goal, slo)
+    if phase != "training":
+        cfg, base, base_note = advise_solver.inference_baseline(
+            model, spec, system, wl["prompt"], wl["output"], goal, (cfg, base, base_note))
     if phase == "training" and wl["tokens"]:
         base = parts.estimate(model, spec, cfg, wl["tokens"])
     say("deriving bottlenecks with the rules")
@@ -187,8 +190,16 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     say("quantifying hardware what-ifs")
     whatifs = parts.what_ifs(model, spec, cfg, base)
     say("comparing systems")
+
+    def same_search(other: Any, grid: tuple[Any, Any, str]) -> tuple[Any, Any, str]:
+        if phase == "training":
+            return grid
+        return advise_solver.inference_baseline(model, other, other.name, wl["prompt"],
+                                                wl["output"], goal, grid)
+
     comparisons = [parts.comparison(model, system_spec(str(g.value(o, AK.shortName)), kb=kb), phase,
-                                    gbs, wl["prompt"], wl["output"], wl["precision"], goal, slo)
+                                    gbs, wl["prompt"], wl["output"], wl["precision"], goal, slo,
+                                    same_search)
                    for o in others]
     say("scaling over chip counts")
     counts = parts.scaling_counts(spec, phase, model, spec.chips)
@@ -345,7 +356,7 @@ def _network(model: Any, spec: Any, base: Any, est: Any, scaling: list[Any], wl:
                                     f"{per_chip / 1e9:.3g} GB = {p.chips * per_chip / 1e9:.1f} "
                                     "GB of memory"})
                for p in scaling]
-    latency = advise_advantages.latencies(counts, scaling, spec.chips, est.time_s,
+    latency = advise_advantages.latencies(counts, scaling, est.chips, est.time_s,
                                           est.tokens_per_s_per_user, network,
                                           parts.to_parallel(base.config), at)
     return network, adv, latency, scaling

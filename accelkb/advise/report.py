@@ -36,6 +36,14 @@ def _range(e: Estimate, key: str, phase: str | None = None) -> str:
     return f" (range {_t(r.low, phase)} to {_t(r.high, phase)})"
 
 
+def _layout(e: Estimate) -> str:
+    """'tp=8, pp=41' (and dp, batch where they are not 1)."""
+    c = e.configuration
+    parts = [f"{k}={c[k]}" for k in ("tp", "pp", "dp", "batch") if k in c and
+             (k in ("tp", "pp") or (c[k] or 1) != 1)]
+    return ", ".join(parts)
+
+
 def _mem(e: Estimate | None) -> str:
     if e is None:
         return ""
@@ -147,16 +155,23 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
     L.append("")
     if a.comparisons:
         L += ["## Comparison on the same workload", "",
-              "| system | chips | time | tokens/s | tokens/s per W | note |", "|---|---|---|---|---|---|"]
+              "Each system at the best layout and precision found by the same search (the "
+              "layout grid, then for inference the Z3 configuration solver over every precision "
+              "the chip supports), at the same batch and sequence lengths.", "",
+              "| system | chips used | layout | precision | time | tokens/s | tokens/s per W | "
+              "note |", "|---|---|---|---|---|---|---|---|"]
         for c in a.comparisons:
             if c.estimate is None:
-                L.append(f"| {c.system} | {c.chips} | | | | {c.error} |")
+                L.append(f"| {c.system} | {c.chips} | | | | | | {c.error} |")
                 continue
             pw = f"{c.tokens_per_s_per_watt:.3g}" if c.tokens_per_s_per_watt else "n/a"
-            L.append(f"| {c.system} | {c.chips} | {_t(c.estimate.time_s, a.phase)} | "
-                     f"{c.estimate.tokens_per_s:,.0f} | {pw} | |")
+            L.append(f"| {c.system} | {c.estimate.chips} | {_layout(c.estimate)} | "
+                     f"{c.estimate.configuration.get('precision', '')} | "
+                     f"{_t(c.estimate.time_s, a.phase)} | {c.estimate.tokens_per_s:,.0f} | "
+                     f"{pw} | |")
         base_pw = f"{b.tokens_per_s / b.power_w:.3g}" if b.power_w else "n/a"
-        L += [f"| **{a.system}** (this system) | {a.chips} | {_t(b.time_s, a.phase)} | "
+        L += [f"| **{a.system}** (this system) | {b.chips} | {_layout(b)} | "
+              f"{b.configuration.get('precision', '')} | {_t(b.time_s, a.phase)} | "
               f"{b.tokens_per_s:,.0f} | {base_pw} | |", ""]
     L += _cost_section(a)
     L += ["## Scaling over chip count", "", "| chips | time | tokens/s | tokens/s per user | note |",

@@ -103,3 +103,47 @@ def constraint_checker(model: ModelSpec, system: SystemSpec, system_name: str,
         return out
 
     return check
+
+
+def inference_baseline(model: ModelSpec, system: SystemSpec, system_name: str, prompt: int,
+                       output: int, goal: str, grid: tuple[InferenceConfig, InferenceEstimate, str]
+                       ) -> tuple[InferenceConfig, InferenceEstimate, str]:
+    """The better of the grid's inference layout and the configuration solver's (every
+    precision the chip supports, every chip count up to the system's), re-estimated at the
+    workload's prompt and output lengths: the same search for every system compared."""
+    if goal not in ("time", "latency", "throughput"):
+        return grid
+    try:
+        from accelkb.solver import configure
+    except ImportError:
+        return grid
+    cfg0, est0, note0 = grid
+    try:
+        res = configure(model=model.name, system=system_name, phase="inference",
+                        chips=system.chips, prompt_len=prompt, output_len=output,
+                        batches=(1, 8, 32, 64) if goal == "throughput" else (1,),
+                        objective=_OBJECTIVE[goal], timeout_s=TIMEOUT_S)
+    except InputError as exc:
+        return cfg0, est0, f"{note0}; configuration solver: {str(exc).splitlines()[0]}"
+    if res.best is None or res.best.layout.dp != 1:
+        why = "" if res.best is None else ": its best layout has replicas"
+        return cfg0, est0, f"{note0}; Z3 configuration solver: {res.status.value}{why}"
+    lay = res.best.layout
+    cfg = InferenceConfig.model_validate(dict(
+        tp=lay.tp, pp=lay.pp, batch=lay.batch, prompt_len=prompt, output_len=output,
+        precision=lay.precision, pipelined=lay.pipelined, queue_when_full=True))
+    try:
+        est = estimate(model, system, cfg)
+    except InputError as exc:
+        return cfg0, est0, f"{note0}; the solver's layout failed re-estimation: {exc}"
+    if not isinstance(est, InferenceEstimate):  # an inference config gives one
+        return grid
+    said = (f"Z3 configuration solver ({res.status.value} over {res.feasible_count} feasible "
+            f"layouts, every precision the chip supports): tp={lay.tp}, pp={lay.pp}, "
+            f"{lay.precision.upper()} on {est.chips} of {system.chips} chips")
+    def key(e: InferenceEstimate) -> float:
+        return -e.tokens_per_s if goal == "throughput" else e.decode_s_per_token
+
+    if key(est) < key(est0) - 1e-3 * abs(key(est0)):
+        return cfg, est, f"{said}, faster than the grid's best ({note0})"
+    return cfg0, est0, f"{note0}; the {said} is not faster"

@@ -58,6 +58,7 @@ def find_oxigraph() -> Path:
 
 _DIR_PREFIX = "accelkb-oxigraph-"
 _OWNER = "owner.pid"
+_TRASH_PREFIX = "accelkb-removing-"  # a server's database directory while it is deleted
 
 
 def sweep_stale_directories() -> int:
@@ -66,9 +67,14 @@ def sweep_stale_directories() -> int:
     names its owner and no process with that id exists.
     """
     removed = 0
+    for trash in Path(tempfile.gettempdir()).glob(_TRASH_PREFIX + "*"):
+        shutil.rmtree(trash, ignore_errors=True)  # its owner had begun removing it
     for directory in Path(tempfile.gettempdir()).glob(_DIR_PREFIX + "*"):
-        try:
-            owner = int((directory / _OWNER).read_text(encoding="ascii"))
+        try:  # the owner, or the owner not yet renamed into place (killed in between)
+            named = directory / _OWNER
+            if not named.exists():
+                named = directory / (_OWNER + ".tmp")
+            owner = int(named.read_text(encoding="ascii"))
         except (OSError, ValueError):
             continue  # not ours to judge: no owner recorded
         try:
@@ -147,7 +153,7 @@ class OxigraphProcess:
         self._timeout_s = timeout_s
         self._union = union_default_graph
         self.port = port or free_loopback_port()
-        self._dir: tempfile.TemporaryDirectory[str] | None = None
+        self._dir: str | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._log = Path(tempfile.gettempdir()) / "accelkb-oxigraph.log"
 
@@ -218,11 +224,15 @@ class OxigraphProcess:
         """
         binary = find_oxigraph()
         sweep_stale_directories()
-        self._dir = tempfile.TemporaryDirectory(prefix=_DIR_PREFIX)
-        (Path(self._dir.name) / _OWNER).write_text(str(os.getpid()), encoding="ascii")
-        location = Path(self._dir.name) / "db"
+        self._dir = tempfile.mkdtemp(prefix=_DIR_PREFIX)
+        # the owner is written under a temporary name and renamed: a kill -9 between the two
+        # steps leaves no half-written owner for the next sweep to misread
+        owner = Path(self._dir) / (_OWNER + ".tmp")
+        owner.write_text(str(os.getpid()), encoding="ascii")
+        owner.rename(Path(self._dir) / _OWNER)
+        location = Path(self._dir) / "db"
         if self._read_only and self._nquads is not None:
-            source = Path(self._dir.name) / "data.nq"
+            source = Path(self._dir) / "data.nq"
             source.write_bytes(self._nquads)
             done = subprocess.run([str(binary), "load", "--location", str(location),
                                    "--file", str(source), "--format", "nq"],
@@ -240,7 +250,7 @@ class OxigraphProcess:
         if self._timeout_s is not None:
             command += ["--timeout-s", str(max(1, round(self._timeout_s)))]
         # The log goes to a file, never a pipe: a full pipe would block the server.
-        self._log = Path(self._dir.name) / "server.log"
+        self._log = Path(self._dir) / "server.log"
         with self._log.open("wb") as log:
             if die_with_thread is None:
                 die_with_thread = threading.current_thread() is threading.main_thread()
@@ -302,7 +312,16 @@ class OxigraphProcess:
                     self._proc.wait(timeout=5)
             self._proc = None
         if self._dir is not None:
-            self._dir.cleanup()
+            # out of the sweep's sight first (one atomic rename), then removed: a kill -9 in the
+            # middle of the removal leaves a trash directory the next sweep deletes, never a
+            # database directory without its owner file
+            trash = Path(self._dir).with_name(_TRASH_PREFIX + Path(self._dir).name)
+            try:
+                os.rename(self._dir, trash)
+            except OSError:
+                shutil.rmtree(self._dir, ignore_errors=True)
+            else:
+                shutil.rmtree(trash, ignore_errors=True)
             self._dir = None
 
     def __enter__(self) -> OxigraphProcess:
