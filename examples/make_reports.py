@@ -28,7 +28,8 @@ def main(argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for q in questions():
         a = advise(str(q["system"]), str(q["workload"]), goal=str(q["goal"]),
-                   compare=list(q["compare"]), question=str(q["question"]))  # type: ignore[arg-type]
+                   compare=list(q["compare"]), question=str(q["question"]),  # type: ignore[arg-type]
+                   sizes=list(q.get("sizes", [])))  # type: ignore[arg-type]
         for fmt in ("md", "html", "json"):
             write_atomically(str(out / f"{q['id']}.{fmt}"), render(a, fmt))
         print(f"{q['id']}: {a.seconds:.1f} s, {len(a.findings)} bottlenecks, "

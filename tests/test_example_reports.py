@@ -19,7 +19,7 @@ QUESTIONS = {q["id"]: q for q in json.loads((EXAMPLES / "questions.json").read_t
 def _run(kb: KnowledgeBase, qid: str) -> Advice:
     q = QUESTIONS[qid]
     return advise(q["system"], q["workload"], goal=q["goal"], compare=q["compare"], kb=kb,
-                  question=q["question"])
+                  question=q["question"], sizes=q.get("sizes", []))
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +60,13 @@ def test_q1_ipu_pod_training(q1: Advice) -> None:
     fits = [p.chips for p in q1.scaling if p.time_s]
     assert 16 in fits and 64 in fits
     assert any(w.speedup > 1.2 for w in q1.what_ifs if "FP8" in w.change)
+    # Issue 26: the TCO comparison prices the whole run on every priced system, DGX A100 and
+    # H100 included, each with its range
+    priced = {r.system: r for r in q1.costs if r.usd_per_million_tokens is not None}
+    assert {"ipu-pod64", "dgx-a100", "dgx-h100"} <= set(priced)
+    for r in priced.values():
+        assert r.usd_to_train and r.usd_to_train_low and r.usd_to_train_high
+        assert r.usd_to_train_low <= r.usd_to_train <= r.usd_to_train_high
 
 
 def test_q1b_state_exceeds_pod_sram(q1b: Advice) -> None:
@@ -94,6 +101,20 @@ def test_q2_sambanova_training(q2: Advice) -> None:
                                "(rule candidate-zero-sharding)")
     md = render(q2, "md")
     row = next(ln for ln in md.splitlines() if ln.startswith("|") and "ZeRO stage 3" in ln)
+    # Issue 27: what limits LLM training from 7B to 1T parameters on the RDA, per model size,
+    # with performance per watt
+    sizes = q2.sizes
+    assert [s.model for s in sizes][0] == "megatron-gpt-7.5b" and sizes[-1].model == \
+        "megatron-gpt-1t"
+    assert [s.parameters for s in sizes] == sorted(s.parameters for s in sizes)
+    for s in sizes:
+        assert s.fits or s.note
+        if s.fits:
+            assert s.step_s and s.tokens_per_joule and s.best_lever and s.best_lever_speedup
+            assert s.largest_share and 0 < (s.largest_share_fraction or 0) <= 1
+    assert "From 7.68B to 1.01T parameters on sambarack-sn40l-16" in q2.answer
+    fitting = [s for s in sizes if s.fits]
+    assert fitting[0].tokens_per_joule > fitting[-1].tokens_per_joule  # bigger costs more/token
     cells = row.split("|")
     assert cells[4].strip() == "" and cells[6].strip() == ""  # no speed-up, no "after"
 

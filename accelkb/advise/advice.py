@@ -140,6 +140,27 @@ class ScalingPoint(_Frozen):
     note: str = Field(default="", description="why a point is missing")
 
 
+class SizePoint(_Frozen):
+    """Training one model size on the system: what it takes and what limits it
+    (:mod:`accelkb.advise.sizes`)."""
+
+    model: str = Field(description="model short name")
+    parameters: float = Field(description="parameters")
+    fits: bool = Field(description="whether any layout fits")
+    note: str = Field(default="", description="why not, when it does not fit")
+    layout: str = Field(default="", description="the best layout found")
+    step_s: float | None = Field(default=None, description="step time, s")
+    tokens_per_s: float | None = Field(default=None, description="trained tokens per second")
+    mfu: float | None = Field(default=None, description="model FLOPs utilisation")
+    tokens_per_joule: float | None = Field(default=None, description="performance per watt")
+    largest_share: str = Field(default="", description="the largest part of the step")
+    largest_share_fraction: float | None = Field(default=None, description="its share")
+    best_lever: str = Field(default="", description="the hardware what-if that buys most")
+    best_lever_change: str = Field(default="", description="the fact it changes")
+    best_lever_speedup: float | None = Field(default=None, description="its speed-up")
+    next_lever: str = Field(default="", description="the second lever and its speed-up")
+
+
 class ScheduleSummary(_Frozen):
     """A synthesized collision-free schedule against dynamic routing."""
 
@@ -280,6 +301,8 @@ class Advice(_Frozen):
     assumptions: list[str] = Field(description="assumptions and their confidence")
     measured: list[str] = Field(default_factory=list, description="published measurements of "
                                 "this workload on this system, for comparison")
+    sizes: list[SizePoint] = Field(default_factory=list, description="training: the same "
+                                   "system over model sizes (what limits it as models grow)")
     costs: list[CostRow] = Field(default_factory=list, description="cost and energy of the "
                                  "baseline and of each compared system")
     seconds: float = Field(description="time taken to produce the advice, s")

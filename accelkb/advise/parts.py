@@ -318,12 +318,15 @@ def baseline(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt:
 def comparison(model: ModelSpec, other: SystemSpec, phase: str, gbs: int, prompt: int, output: int,
                precision: str | None, goal: str, slo: float | None = None,
                refine: Callable[[SystemSpec, tuple[Any, Any, str]], tuple[Any, Any, str]]
-               | None = None) -> Comparison:
+               | None = None, tokens: float | None = None) -> Comparison:
     """The workload on another system, by the same search as this system's baseline
-    (``refine``: the step that follows the grid, e.g. the configuration solver's layout)."""
+    (``refine``: the step that follows the grid, e.g. the configuration solver's layout;
+    ``tokens``: training, the workload's tokens, for the time and cost of the whole run)."""
     try:
         found = baseline(model, other, phase, gbs, prompt, output, precision, goal, slo)
-        _, est, _ = refine(other, found) if refine is not None else found
+        cfg, est, _ = refine(other, found) if refine is not None else found
+        if phase == "training" and tokens:
+            est = estimate(model, other, cfg, tokens)
     except InputError as exc:
         return Comparison(system=other.name, chips=other.chips, error=str(exc).splitlines()[0])
     e = as_estimate(est)

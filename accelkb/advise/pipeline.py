@@ -25,6 +25,7 @@ from rdflib.namespace import RDF, XSD
 
 from accelkb.advise import findings as find
 from accelkb.advise import parts
+from accelkb.advise import sizes as advise_sizes
 from accelkb.advise import solver as advise_solver
 from accelkb.advise.advice import Advice, Recommendation
 from accelkb.advise.citations import marker_iris, numbered
@@ -98,7 +99,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
            progress: Progress | None = None, question: str | None = None,
            slo: float | None = None, price: float | None = None,
            kwh_price: float | None = None, pue: float | None = None,
-           model_ref: str | None = None, data: Sequence[str] = ()) -> Advice:
+           model_ref: str | None = None, data: Sequence[str] = (),
+           sizes: Sequence[str] = ()) -> Advice:
     """Explained, quantitatively checked recommendations for ``workload`` on ``system``.
 
     With ``goal`` cost or energy, an inference baseline (and every compared system) is the
@@ -107,7 +109,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     quotes; ``kwh_price`` and ``pue`` replace the facility assumptions for every system priced.
     ``model_ref`` (the model as ``accelkb estimate --model`` takes it, default the workload's
     model name) and ``data`` (the ``--data`` files the knowledge base was built with) go into the
-    ``accelkb estimate`` command printed for each layout.
+    ``accelkb estimate`` command printed for each layout. ``sizes`` (training: model short
+    names) adds a sweep of the same system over model sizes (:mod:`accelkb.advise.sizes`).
 
     Raises
     ------
@@ -131,6 +134,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     sys_iri = kb.resolve("system", system)
     wl = _workload(kb, workload)
     others = [kb.resolve("system", c) for c in compare]  # fail early on a wrong name
+    for m in sizes:
+        kb.resolve("model", m)
     model = model_spec(wl["model"], kb=kb)
     spec = system_spec(system, chips=chips, kb=kb)
     phase = wl["phase"]
@@ -199,8 +204,12 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
 
     comparisons = [parts.comparison(model, system_spec(str(g.value(o, AK.shortName)), kb=kb), phase,
                                     gbs, wl["prompt"], wl["output"], wl["precision"], goal, slo,
-                                    same_search)
+                                    same_search, wl["tokens"])
                    for o in others]
+    size_rows = []
+    if sizes and phase == "training":
+        say(f"sweeping {len(sizes)} model sizes")
+        size_rows = advise_sizes.size_sweep(sizes, spec, gbs, wl["precision"])
     say("scaling over chip counts")
     counts = parts.scaling_counts(spec, phase, model, spec.chips)
     scaling = parts.scaling(model, spec, phase, gbs, wl["prompt"], wl["output"], wl["precision"],
@@ -242,6 +251,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
                       CostWorkload(wl["model_iri"], wl["prompt"] or 0, wl["output"] or 0))
     if goal in ("cost", "energy"):
         answer = cost_sentence(costs, goal) + " " + answer
+    if size_rows:
+        answer += " " + advise_sizes.sentence(size_rows, system)
     advice = Advice(
         question=question or f"How can {workload} run {_GOAL_WORDS.get(goal, 'faster')} on "
         f"{system}?", costs=costs,
@@ -251,7 +262,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
                                                chips, wl["tokens"], data),
         findings=[f.finding for f in findings], recommendations=recs, what_ifs=whatifs,
         comparisons=comparisons, scaling=scaling, schedules=schedules, network=network,
-        advantages=adv, token_latency=latency,
+        advantages=adv, token_latency=latency, sizes=size_rows,
         facts=facts, sources=sources,
         assumptions=[*find.assumptions(spec, cfg, phase), solver_note],
         measured=[m[0] for m in measured], seconds=time.perf_counter() - started)

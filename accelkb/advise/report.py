@@ -12,6 +12,7 @@ import re
 from accelkb.advise.advice import Advice, Estimate
 from accelkb.advise.costs import like_for_like
 from accelkb.advise.figures import figures
+from accelkb.advise.figures import label as label_of
 from accelkb.advise.network.render import network_sections
 from accelkb.errors import InputError
 
@@ -173,6 +174,7 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
         L += [f"| **{a.system}** (this system) | {b.chips} | {_layout(b)} | "
               f"{b.configuration.get('precision', '')} | {_t(b.time_s, a.phase)} | "
               f"{b.tokens_per_s:,.0f} | {base_pw} | |", ""]
+    L += _sizes_section(a)
     L += _cost_section(a)
     L += ["## Scaling over chip count", "", "| chips | time | tokens/s | tokens/s per user | note |",
           "|---|---|---|---|---|"]
@@ -279,6 +281,30 @@ def html_report(a: Advice) -> str:
     body = _md_to_html(markdown(a, with_figures=True))
     return (f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
             f"{html.escape(a.question)}</title><style>{_CSS}</style></head><body>{body}</body></html>\n")
+
+
+def _sizes_section(a: Advice) -> list[str]:
+    """The same system over model sizes: what it takes and what limits it."""
+    if not a.sizes:
+        return []
+    L = ["## Model sizes", "",
+         f"Each model trained on {a.system} at the same global batch, at its best fitting "
+         "layout; the lever is the hardware what-if that buys most at that size.", "",
+         "| model | parameters | step | tokens/s | MFU | tokens/J | largest share of the step | "
+         "lever that buys most | layout or why not |", "|---|---|---|---|---|---|---|---|---|"]
+    for s in a.sizes:
+        if not s.fits:
+            L.append(f"| {s.model} | {s.parameters / 1e9:,.1f}B | | | | | | | {s.note} |")
+            continue
+        tpj = f"{s.tokens_per_joule:.3g}" if s.tokens_per_joule else "n/a"
+        lever = (f"{s.best_lever} ({s.best_lever_change}): {s.best_lever_speedup:.2f}x"
+                 if s.best_lever_speedup else "") + (f"; then {s.next_lever}" if s.next_lever
+                                                     else "")
+        L.append(f"| {s.model} | {s.parameters / 1e9:,.1f}B | {_t(s.step_s, 'training')} | "
+                 f"{s.tokens_per_s or 0:,.0f} | {100 * (s.mfu or 0):.2g} % | {tpj} | "
+                 f"{label_of(s.largest_share)} ({100 * (s.largest_share_fraction or 0):.0f} %) | "
+                 f"{lever} | {s.layout} |")
+    return [*L, ""]
 
 
 def _plan_section(a: Advice) -> list[str]:

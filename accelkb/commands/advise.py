@@ -42,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_cost_options(parser, whose="--system's")
     parser.add_argument("--compare", nargs="*", default=[], metavar="SYSTEM",
                         help="other systems to compare on the same workload")
+    parser.add_argument("--sizes", nargs="*", default=[], metavar="MODEL",
+                        help="training: also sweep the system over these models (short names), "
+                        "e.g. megatron-gpt-7.5b gpt3-175b megatron-gpt-1t")
     parser.add_argument("--format", choices=FORMATS, default="md", help="report format")
     parser.add_argument("--json", action="store_true", help="same as --format json")
     parser.add_argument("--out", help="write the report to this file (atomically)")
@@ -103,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     advice = advise(args.system, workload, chips=args.chips, goal=args.goal,
                     compare=args.compare, kb=kb, progress=progress, slo=args.slo,
                     price=args.price, kwh_price=args.kwh_price, pue=args.pue,
-                    model_ref=model_ref, data=data)
+                    model_ref=model_ref, data=data, sizes=args.sizes)
     text = render(advice, "json" if args.json else args.format)
     if args.out:
         write_atomically(args.out, text)
