@@ -139,6 +139,9 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     model = model_spec(wl["model"], kb=kb)
     spec = system_spec(system, chips=chips, kb=kb)
     phase = wl["phase"]
+    if sizes and phase != "training":
+        raise InputError(f"expected --sizes with a training workload, got the {phase} workload "
+                         f"{workload}")
     gbs = wl["gbs"] or max(spec.chips, 8)
     say(f"estimating the best default layout of {wl['model']} on {system} ({spec.chips} chips)")
     cfg, base, base_note = parts.baseline(model, spec, phase, gbs, wl["prompt"], wl["output"],
@@ -212,6 +215,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         size_rows = advise_sizes.size_sweep(sizes, spec, gbs, wl["precision"])
     say("scaling over chip counts")
     counts = parts.scaling_counts(spec, phase, model, spec.chips)
+    if getattr(base, "chips", spec.chips) not in counts:  # the solver's layout took fewer chips
+        counts = sorted({*counts, base.chips})
     scaling = parts.scaling(model, spec, phase, gbs, wl["prompt"], wl["output"], wl["precision"],
                             goal, counts, slo)
     schedules = []

@@ -188,3 +188,13 @@ def test_solver_step_reports_an_infeasible_layout_in_words() -> None:
     assert rec is None
     assert note.startswith("Z3 configuration solver: UNSATISFIABLE: ")
     assert "GB" in note, note  # the reason in numbers, not a field name
+
+
+def test_sizes_need_a_training_workload_and_known_models(capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    assert main(["advise", "--system", "groq-576", "--workload", "llama2-70b-inference",
+                 "--sizes", "gpt3-13b", "--quiet"]) == 2
+    assert "expected --sizes with a training workload" in capsys.readouterr().err
+    assert main(["advise", "--system", "dgx-a100", "--workload", "gpt3-13b-training",
+                 "--sizes", "gpt3-13b", "no-such-model", "--quiet"]) == 2
+    assert "unknown model 'no-such-model'" in capsys.readouterr().err
