@@ -33,7 +33,7 @@ def main() -> None:
 
         t = time.perf_counter()
         a = advise(q["system"], q["workload"], goal=q["goal"], compare=q["compare"], kb=kb,
-                   progress=progress)
+                   sizes=q.get("sizes", []), progress=progress)
         total = time.perf_counter() - t
         stages.append((str(last[1]), time.perf_counter() - float(last[0])))
         slow = sorted(stages, key=lambda s: -s[1])[:3]
