@@ -11,6 +11,9 @@ from accelkb.advise import advise
 from accelkb.advise.advice import Advice
 from accelkb.advise.report import render
 from accelkb.ontology.kb import KnowledgeBase
+from accelkb.perf import TrainingConfig, estimate_training
+from accelkb.perf.api import parse_parallel
+from accelkb.perf.from_kb import model_spec, system_spec
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 QUESTIONS = {q["id"]: q for q in json.loads((EXAMPLES / "questions.json").read_text("utf-8"))}
@@ -115,6 +118,17 @@ def test_q2_sambanova_training(q2: Advice) -> None:
     assert "From 7.68B to 1.01T parameters on sambarack-sn40l-16" in q2.answer
     fitting = [s for s in sizes if s.fits]
     assert fitting[0].tokens_per_joule > fitting[-1].tokens_per_joule  # bigger costs more/token
+    # ... and the software lever that buys most per size, re-estimated here from its layout
+    assert "the software lever that buys most is" in q2.answer
+    soft = [s for s in fitting if s.software_lever]
+    assert soft
+    for s in soft[:2]:
+        cfg = TrainingConfig.model_validate(parse_parallel(s.layout))
+        new = cfg.model_copy(update=parse_parallel(s.software_lever_change))
+        model, spec = model_spec(s.model), system_spec(q2.system)
+        gain = estimate_training(model, spec, cfg).step_time_s / \
+            estimate_training(model, spec, new).step_time_s
+        assert gain == pytest.approx(s.software_lever_speedup, rel=1e-6) and gain > 1.005
     cells = row.split("|")
     assert cells[4].strip() == "" and cells[6].strip() == ""  # no speed-up, no "after"
 

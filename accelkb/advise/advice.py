@@ -159,6 +159,10 @@ class SizePoint(_Frozen):
     best_lever_change: str = Field(default="", description="the fact it changes")
     best_lever_speedup: float | None = Field(default=None, description="its speed-up")
     next_lever: str = Field(default="", description="the second lever and its speed-up")
+    software_lever: str = Field(default="", description="the catalogued software change that "
+                                "buys most at this size")
+    software_lever_change: str = Field(default="", description="the layout fields it sets")
+    software_lever_speedup: float | None = Field(default=None, description="its speed-up")
 
 
 class ScheduleSummary(_Frozen):

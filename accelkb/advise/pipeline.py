@@ -41,6 +41,7 @@ from accelkb.errors import InputError
 from accelkb.ontology.kb import RESULTS, KnowledgeBase, stored_query
 from accelkb.ontology.namespace import AK
 from accelkb.perf import InferenceEstimate
+from accelkb.perf.api import parse_parallel
 from accelkb.perf.cost.estimate import check_overrides
 from accelkb.perf.from_kb import model_spec, system_spec
 
@@ -88,6 +89,26 @@ def _candidates(kb: KnowledgeBase, bottlenecks: list[str], vendor: Any, phase_ir
                 continue
             out.setdefault(opt, []).append(local(b))
     return sorted(out.items(), key=lambda kv: str(kv[0]))
+
+
+def _software_levers(kb: KnowledgeBase, vendor: Any, phase_iri: Any, spec: Any
+                     ) -> list[advise_sizes.SoftwareLever]:
+    """The catalogue's layout changes (``ak:perfConfigChange``) for the phase and vendor that
+    the chip can run (a precision lever needs the chip's peak at that precision)."""
+    g = kb.asserted
+    out: dict[str, advise_sizes.SoftwareLever] = {}
+    for opt, text in g.subject_objects(AK.perfConfigChange):
+        vendors = set(g.objects(opt, AK.appliesToVendor))
+        phases = set(g.objects(opt, AK.appliesToPhase))
+        if (vendors and vendor not in vendors) or (phases and not (
+                {phase_iri} | set(g.objects(phase_iri, parts.SKOS_BROADER))) & phases):
+            continue
+        needed: Any = g.value(opt, AK.requiresPrecision)
+        if needed is not None and parts.PRECISION_NOTATION.get(needed) not in spec.chip.peak_flops:
+            continue
+        change = parse_parallel(str(text))
+        out.setdefault(str(text), advise_sizes.SoftwareLever(parts.label(kb, opt), change))
+    return sorted(out.values(), key=lambda lv: lv.label)
 
 
 _GOAL_WORDS = {"cost": "cheaper", "energy": "on less energy", "throughput": "with more "
@@ -212,7 +233,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     size_rows = []
     if sizes and phase == "training":
         say(f"sweeping {len(sizes)} model sizes")
-        size_rows = advise_sizes.size_sweep(sizes, spec, gbs, wl["precision"])
+        size_rows = advise_sizes.size_sweep(sizes, spec, gbs, wl["precision"],
+                                            _software_levers(kb, vendor, wl["phase_iri"], spec))
     say("scaling over chip counts")
     counts = parts.scaling_counts(spec, phase, model, spec.chips)
     if getattr(base, "chips", spec.chips) not in counts:  # the solver's layout took fewer chips

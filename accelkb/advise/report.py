@@ -289,21 +289,27 @@ def _sizes_section(a: Advice) -> list[str]:
         return []
     L = ["## Model sizes", "",
          f"Each model trained on {a.system} at the same global batch, at its best fitting "
-         "layout; the lever is the hardware what-if that buys most at that size.", "",
+         "layout. The hardware lever is the what-if that buys most at that size; the software "
+         "lever is the catalogued layout change that buys most, applied alone to that layout.",
+         "",
          "| model | parameters | step | tokens/s | MFU | tokens/J | largest share of the step | "
-         "lever that buys most | layout or why not |", "|---|---|---|---|---|---|---|---|---|"]
+         "hardware lever that buys most | software lever that buys most | layout or why not |",
+         "|---|---|---|---|---|---|---|---|---|---|"]
     for s in a.sizes:
         if not s.fits:
-            L.append(f"| {s.model} | {s.parameters / 1e9:,.1f}B | | | | | | | {s.note} |")
+            L.append(f"| {s.model} | {s.parameters / 1e9:,.1f}B | | | | | | | | {s.note} |")
             continue
         tpj = f"{s.tokens_per_joule:.3g}" if s.tokens_per_joule else "n/a"
         lever = (f"{s.best_lever} ({s.best_lever_change}): {s.best_lever_speedup:.2f}x"
                  if s.best_lever_speedup else "") + (f"; then {s.next_lever}" if s.next_lever
                                                      else "")
+        soft = (f"{s.software_lever} ({s.software_lever_change}): "
+                f"{s.software_lever_speedup:.2f}x" if s.software_lever_speedup else
+                "none gains > 0.5 %")
         L.append(f"| {s.model} | {s.parameters / 1e9:,.1f}B | {_t(s.step_s, 'training')} | "
                  f"{s.tokens_per_s or 0:,.0f} | {100 * (s.mfu or 0):.2g} % | {tpj} | "
                  f"{label_of(s.largest_share)} ({100 * (s.largest_share_fraction or 0):.0f} %) | "
-                 f"{lever} | {s.layout} |")
+                 f"{lever} | {soft} | {s.layout} |")
     return [*L, ""]
 
 

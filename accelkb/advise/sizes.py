@@ -2,9 +2,11 @@
 
 For each model the baseline layout search runs as for the report's own workload (the same
 global batch, the best fitting layout), then every hardware what-if of
-:data:`accelkb.advise.parts.WHAT_IFS` is re-estimated on that layout. A row gives the step
-time, tokens/s and tokens per joule, the largest share of the step, and the lever that buys
-most at that size; a size that does not fit says why, with the numbers of the failed check.
+:data:`accelkb.advise.parts.WHAT_IFS` is re-estimated on that layout, and so is every software
+lever given (the knowledge base's catalogued layout changes, one at a time). A row gives the
+step time, tokens/s and tokens per joule, the largest share of the step, and the hardware and
+software levers that buy most at that size; a size that does not fit says why, with the
+numbers of the failed check.
 
 Examples
 --------
@@ -18,18 +20,47 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from accelkb.advise import parts
 from accelkb.advise.advice import SizePoint
 from accelkb.advise.plan.commands import parallel_text
 from accelkb.errors import InputError
-from accelkb.perf import SystemSpec
+from accelkb.perf import SystemSpec, TrainingConfig
 from accelkb.perf.from_kb import model_spec
 from accelkb.perf.shapes import total_params
 
 
+class SoftwareLever(NamedTuple):
+    """A catalogued software change: its words and the layout fields it sets."""
+
+    label: str
+    change: dict[str, Any]
+
+
+def best_software(model: Any, system: SystemSpec, cfg: TrainingConfig, step_s: float,
+                  levers: Sequence[SoftwareLever]) -> tuple[SoftwareLever, float] | None:
+    """The lever whose one change to ``cfg`` shortens the step most, with its speed-up; None
+    when no lever applies, changes anything, fits or gains more than 0.5 %."""
+    best: tuple[SoftwareLever, float] | None = None
+    current = cfg.model_dump()
+    for lever in levers:
+        if all(current.get(k) == v for k, v in lever.change.items()):
+            continue
+        try:
+            new = TrainingConfig.model_validate({**current, **lever.change})
+            after = parts.estimate(model, system, new)
+        except (InputError, ValueError):
+            continue
+        gain = step_s / parts.key_time(after)
+        if gain > 1.005 and (best is None or gain > best[1]):
+            best = (lever, gain)
+    return best
+
+
 def size_sweep(models: Sequence[str], system: SystemSpec, global_batch: int,
-               precision: str | None = None) -> list[SizePoint]:
+               precision: str | None = None,
+               software: Sequence[SoftwareLever] = ()) -> list[SizePoint]:
     """One :class:`SizePoint` per model name (knowledge-base short names), smallest first.
 
     Raises
@@ -51,6 +82,8 @@ def size_sweep(models: Sequence[str], system: SystemSpec, global_batch: int,
         est = parts.as_estimate(base)
         whatifs = [w for w in parts.what_ifs(model, system, cfg, base) if w.speedup == w.speedup]
         top = whatifs[0] if whatifs else None
+        soft = best_software(model, system, cfg, est.time_s, software) \
+            if isinstance(cfg, TrainingConfig) else None
         share = max(est.breakdown_s, key=lambda k: est.breakdown_s[k]) if est.breakdown_s else ""
         out.append(SizePoint(
             model=model.name, parameters=params, fits=True,
@@ -62,7 +95,11 @@ def size_sweep(models: Sequence[str], system: SystemSpec, global_batch: int,
             best_lever=top.lever if top else "", best_lever_change=top.change if top else "",
             best_lever_speedup=top.speedup if top else None,
             next_lever=(f"{whatifs[1].lever} ({whatifs[1].speedup:.2f}x)"
-                        if len(whatifs) > 1 else "")))
+                        if len(whatifs) > 1 else ""),
+            software_lever=soft[0].label if soft else "",
+            software_lever_change=(", ".join(f"{k}={v}" for k, v in soft[0].change.items())
+                                   if soft else ""),
+            software_lever_speedup=soft[1] if soft else None))
     return out
 
 
@@ -84,16 +121,35 @@ def sentence(rows: list[SizePoint], system: str) -> str:
              + " to ".join(shares))
     levers = list(dict.fromkeys(r.best_lever for r in fit if r.best_lever))
     gains = [r.best_lever_speedup for r in fit if r.best_lever_speedup]
-    lever = (f", and the lever that buys most is {' or '.join(levers)} "
+    lever = (f", the hardware lever that buys most is {' or '.join(levers)} "
              f"({min(gains):.2f}x to {max(gains):.2f}x)" if levers and gains else "")
+    soft = [r for r in fit if r.software_lever]
+    software = ("; no catalogued software change gains more than 0.5 % at any size" if not soft
+                else "; the software lever that buys most is " + _lever_span(soft))
     tpj = [r.tokens_per_joule for r in fit if r.tokens_per_joule]
     watt = (f"; performance per watt falls from {max(tpj):.3g} to {min(tpj):.3g} tokens/J"
             if len(tpj) > 1 and max(tpj) > min(tpj) else "")
     missing = [r for r in rows if not r.fits]
     miss = (f"; {', '.join(r.model for r in missing)} do(es) not fit ({missing[0].note})"
             if missing else "")
-    return (f"From {lo} to {hi} parameters on {system}, {limit}{lever}{watt}"
+    return (f"From {lo} to {hi} parameters on {system}, {limit}{lever}{software}{watt}"
             f"{miss}.")
+
+
+def _lever_span(rows: list[SizePoint]) -> str:
+    """'ZeRO-3 (1.2x at 7.7B to 1.4x at 175B) or ...': each lever with its sizes and gains."""
+    by: dict[str, list[SizePoint]] = {}
+    for r in rows:
+        by.setdefault(r.software_lever, []).append(r)
+    parts_ = []
+    for name, rs in by.items():
+        g = [r.software_lever_speedup or 1.0 for r in rs]
+        sizes = [_billions(r.parameters) for r in rs]
+        where = "at " + (" and ".join(sizes) if len(sizes) <= 3 else
+                         f"{len(sizes)} sizes from {sizes[0]} to {sizes[-1]}")
+        span = f"{min(g):.2f}x" if len(rs) == 1 else f"{min(g):.2f}x to {max(g):.2f}x"
+        parts_.append(f"{name} ({span}, {where})")
+    return " or ".join(parts_)
 
 
 def _billions(parameters: float) -> str:
