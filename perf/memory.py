@@ -137,6 +137,14 @@ def layer_working_set(model: ModelSpec, micro_batch: int, tp: int = 1,
                                                       fused_attention=True)}
 
 
+def sram_only_capacity(chip: ChipSpec) -> float | None:
+    """Bytes of on-chip SRAM of a chip that computes only from SRAM (no HBM: IPU, LPU,
+    wafer-scale), None for any other chip."""
+    if not chip.memory_tiers or chip.memory_tiers[0].kind != "sram" or chip.tier("hbm"):
+        return None
+    return sum(t.capacity_bytes for t in chip.memory_tiers if t.kind == "sram")
+
+
 def check_layer_fits(working: dict[str, float], chip: ChipSpec, what: str) -> None:
     """Refuse a layout whose per-layer working set exceeds on-chip SRAM on a chip that computes
     only from SRAM (no HBM: IPU, LPU, wafer-scale), whatever streaming memory it has: streaming
@@ -148,9 +156,9 @@ def check_layer_fits(working: dict[str, float], chip: ChipSpec, what: str) -> No
     InputError
         Naming the layer, the bytes and the limit.
     """
-    if not chip.memory_tiers or chip.memory_tiers[0].kind != "sram" or chip.tier("hbm"):
+    sram = sram_only_capacity(chip)
+    if sram is None:
         return
-    sram = sum(t.capacity_bytes for t in chip.memory_tiers if t.kind == "sram")
     need = sum(working.values())
     if need > sram:
         detail = ", ".join(f"{n} {b / 1e9:.2f} GB" for n, b in working.items())

@@ -42,6 +42,7 @@ from .memory import (
     layer_working_set,
     model_state_bytes,
     place,
+    sram_only_capacity,
     stage_params,
     tier_totals,
 )
@@ -115,6 +116,13 @@ class TrainingEstimate(WithUncertainty):
     memory_per_chip_bytes: dict[str, float] = Field(description="bytes per chip by memory tier")
     memory_breakdown_bytes: dict[str, float] = Field(description="bytes per chip by category")
     placement: dict[str, dict[str, float]] = Field(description="bytes per tier per category")
+    layer_working_set_bytes: float | None = Field(
+        default=None, description="bytes one layer's backward pass holds at once (weights, "
+        "gradients, activations of one micro-batch; a necessary bound, see "
+        "memory.layer_working_set)")
+    sram_only_bytes: float | None = Field(
+        default=None, description="on-chip SRAM that working set must fit, on a chip that "
+        "computes only from SRAM; None on chips with HBM")
     power_w: float | None = Field(description="average system power, W (None if unknown)")
     power_basis: str | None = Field(default=None, description="the full-power figure power_w "
                                     "scales by activity (which knowledge-base property)")
@@ -200,8 +208,8 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         fast = sum(t.capacity_bytes for t in chip.memory_tiers[:-1])
         used = sum(b for _, b in items[:3])
         items.insert(3, ("_reserved", max(0.0, fast - used)))
-    check_layer_fits(layer_working_set(model, mb, tp, sp, e, cfg.grad_bytes), chip,
-                     f"'{model.name}' (micro-batch {mb}, tp={tp})")
+    working = layer_working_set(model, mb, tp, sp, e, cfg.grad_bytes)
+    check_layer_fits(working, chip, f"'{model.name}' (micro-batch {mb}, tp={tp})")
     placement = place(items, chip)
     placement = {k: {n: b for n, b in d.items() if n != "_reserved"} for k, d in placement.items()}
     placement = {k: d for k, d in placement.items() if d}
@@ -317,6 +325,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         activity=min(1.0, activity),
         memory_per_chip_bytes=tier_totals(placement), memory_breakdown_bytes=mem_cat,
         placement=placement, power_w=power,
+        layer_working_set_bytes=sum(working.values()), sram_only_bytes=sram_only_capacity(chip),
         power_basis=power_basis,
         energy_per_step_j=None if power is None else power * step,
         joules_per_token=None if power is None else power * step / tokens,

@@ -63,6 +63,10 @@ def test_q1_ipu_pod_training(q1: Advice) -> None:
     fits = [p.chips for p in q1.scaling if p.time_s]
     assert 16 in fits and 64 in fits
     assert any(w.speedup > 1.2 for w in q1.what_ifs if "FP8" in w.change)
+    # Issue 27: each IPU change is feasible in SRAM: one layer's working set fits 900 MB
+    for e in [q1.baseline] + [r.after for r in q1.recommendations if r.after]:
+        assert e.sram_bytes and 0 < (e.layer_working_set_bytes or 0) <= e.sram_bytes
+    assert "one layer's working set" in render(q1, "md")
     # Issue 26: the TCO comparison prices the whole run on every priced system, DGX A100 and
     # H100 included, each with its range
     priced = {r.system: r for r in q1.costs if r.usd_per_million_tokens is not None}

@@ -57,6 +57,11 @@ class Estimate(_Frozen):
     ttft_s: float | None = Field(default=None, description="inference: time to first token, s")
     mfu: float = Field(description="model FLOPs utilisation")
     memory_per_chip_bytes: dict[str, float] = Field(description="bytes per chip per memory tier")
+    layer_working_set_bytes: float | None = Field(
+        default=None, description="training on a chip that computes only from SRAM: bytes one "
+        "layer's backward pass holds in SRAM at once (a necessary bound)")
+    sram_bytes: float | None = Field(default=None, description="the SRAM that working set "
+                                     "must fit, per chip")
     breakdown_s: dict[str, float] = Field(description="time split by cause, s")
     joules_per_token: float | None = Field(default=None, description="energy per token, J")
     power_w: float | None = Field(default=None, description="average power, W")

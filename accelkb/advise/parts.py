@@ -52,7 +52,9 @@ def as_estimate(est: TrainingEstimate | InferenceEstimate) -> Estimate:
                         time_s=est.step_time_s, tokens_per_s=est.tokens_per_s, mfu=est.mfu,
                         memory_per_chip_bytes=dict(est.memory_per_chip_bytes),
                         breakdown_s=dict(est.breakdown), joules_per_token=est.joules_per_token,
-                        power_w=est.power_w, time_to_train_s=est.time_to_train_s)
+                        power_w=est.power_w, time_to_train_s=est.time_to_train_s,
+                        layer_working_set_bytes=est.layer_working_set_bytes
+                        if est.sram_only_bytes else None, sram_bytes=est.sram_only_bytes)
     return Estimate(configuration=est.config.model_dump(), chips=est.chips,
                     time_s=est.decode_s_per_token, tokens_per_s=est.tokens_per_s,
                     tokens_per_s_per_user=est.tokens_per_s_per_user, ttft_s=est.ttft_s,

@@ -48,7 +48,11 @@ def _layout(e: Estimate) -> str:
 def _mem(e: Estimate | None) -> str:
     if e is None:
         return ""
-    return ", ".join(f"{k} {v / 1e9:.3g} GB" for k, v in e.memory_per_chip_bytes.items())
+    text = ", ".join(f"{k} {v / 1e9:.3g} GB" for k, v in e.memory_per_chip_bytes.items())
+    if e.layer_working_set_bytes and e.sram_bytes:
+        text += (f"; one layer's working set {e.layer_working_set_bytes / 1e9:.3g} of "
+                 f"{e.sram_bytes / 1e9:.3g} GB SRAM")
+    return text
 
 
 def _tree_item(line: str) -> str:
@@ -117,8 +121,14 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
         share = f" — {100 * f.share_of_time:.0f} % of the time" if f.share_of_time else ""
         L += [f"### {f.label}{share}", "", f"Evidence: {f.evidence}", "", "Derivation:", ""]
         L += _derivation_items(f.derivation) + [""]
-    L += ["## Recommendations (ranked by checked gain)", "",
-          "| # | optimization | status | speed-up | before | after | memory per chip after |",
+    L += ["## Recommendations (ranked by checked gain)", ""]
+    if b.sram_bytes:
+        L += [f"{a.system}'s chips compute only from SRAM, so every layout below is checked "
+              "to hold one layer's backward pass in SRAM at once: its weights, gradients and "
+              "one micro-batch's activations (Korthikanti et al. 2022, eq. 2). Code and "
+              "exchange buffers come on top, so the check is necessary, not sufficient; a "
+              "change that fails it is blocked with its bytes.", ""]
+    L += ["| # | optimization | status | speed-up | before | after | memory per chip after |",
           "|---|---|---|---|---|---|---|"]
     for i, r in enumerate(a.recommendations, 1):
         sp = f"{r.speedup:.3f}x" if r.speedup else ""
