@@ -33,7 +33,8 @@ def main() -> None:
 
         t = time.perf_counter()
         a = advise(q["system"], q["workload"], goal=q["goal"], compare=q["compare"], kb=kb,
-                   sizes=q.get("sizes", []), progress=progress)
+                   sizes=q.get("sizes", []), workloads=q.get("workloads", []),
+                   progress=progress)
         total = time.perf_counter() - t
         stages.append((str(last[1]), time.perf_counter() - float(last[0])))
         slow = sorted(stages, key=lambda s: -s[1])[:3]

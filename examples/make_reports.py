@@ -29,7 +29,8 @@ def main(argv: list[str]) -> int:
     for q in questions():
         a = advise(str(q["system"]), str(q["workload"]), goal=str(q["goal"]),
                    compare=list(q["compare"]), question=str(q["question"]),  # type: ignore[arg-type]
-                   sizes=list(q.get("sizes", [])))  # type: ignore[arg-type]
+                   sizes=list(q.get("sizes", [])),  # type: ignore[arg-type]
+                   workloads=list(q.get("workloads", [])))  # type: ignore[arg-type]
         for fmt in ("md", "html", "json"):
             write_atomically(str(out / f"{q['id']}.{fmt}"), render(a, fmt))
         print(f"{q['id']}: {a.seconds:.1f} s, {len(a.findings)} bottlenecks, "

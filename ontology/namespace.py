@@ -158,6 +158,7 @@ class AK(DefinedNamespace):
     bindingVariable: URIRef
     bisectionBandwidthBytesPerSecond: URIRef
     bottleneck: URIRef
+    bottleneckBlocks: URIRef
     boundBy: URIRef
     bubbleFraction: URIRef
     candidateNote: URIRef

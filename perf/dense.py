@@ -26,6 +26,7 @@ from accelkb.errors import InputError
 from .calibration import Calibration
 from .collectives import collective_time
 from .compute import _gemm, ops_exchange_time, ops_time, peak_for
+from .memory import sram_only_capacity
 from .shapes import BYTES_PER
 from .specs import SystemSpec
 
@@ -43,6 +44,9 @@ class DenseWorkload(BaseModel):
         default=(), description="the weighted layers as implicit matrix products (m per sample, "
         "k, n): output pixels x (input channels x kernel area) x output channels; empty: time "
         "the FLOP total at the matmul efficiency")
+    checkpoint_elements: int = Field(
+        default=0, ge=0, description="elements per sample kept between passes when the "
+        "backward pass recomputes the forward (the residual blocks' outputs); 0: unknown")
 
 
 def bottleneck_resnet_gemms(blocks: tuple[int, ...] = (3, 4, 6, 3), image: int = 224,
@@ -72,6 +76,45 @@ def bottleneck_resnet_gemms(blocks: tuple[int, ...] = (3, 4, 6, 3), image: int =
     return tuple(out)
 
 
+def bottleneck_block_outputs(blocks: tuple[int, ...] = (3, 4, 6, 3), image: int = 224) -> int:
+    """Elements per sample of every residual block's output (what recomputation keeps).
+
+    >>> bottleneck_block_outputs()
+    5519360
+    """
+    side = image // 4
+    total = 0
+    for stage, count in enumerate(blocks):
+        if stage:
+            side //= 2
+        total += count * side * side * 4 * 64 * 2 ** stage
+    return total
+
+
+def working_set(work: DenseWorkload, micro_batch: int, recompute: bool,
+                precision: str = "fp16") -> dict[str, float]:
+    """Bytes a data-parallel replica holds at once in its backward pass: 16-bit weights and
+    gradients of the whole network, and the activations kept for backward. Without
+    recomputation that is two tensors per weighted layer (its output, which normalisation's
+    backward needs, and the activated output the next layer's weight gradient needs); with it,
+    the residual blocks' outputs plus one layer's two tensors. Momentum, code and exchange
+    buffers come on top, so a check against it is necessary, not sufficient. Empty without
+    ``gemms`` (the shapes are unknown).
+
+    >>> w = DenseWorkload(name="t", params=10, flops_per_sample_forward=1.0, layers=1,
+    ...                   gemms=((4, 3, 2),))
+    >>> working_set(w, 1, False)
+    {'weights': 20.0, 'gradients': 20.0, 'activations': 32.0}
+    """
+    if not work.gemms:
+        return {}
+    e = float(BYTES_PER[precision])
+    outputs = [m * n for m, _, n in work.gemms]
+    kept = (work.checkpoint_elements + 2 * max(outputs)) if recompute else 2 * sum(outputs)
+    return {"weights": 2.0 * work.params, "gradients": 2.0 * work.params,
+            "activations": float(kept * micro_batch) * e}
+
+
 class DenseTrainingEstimate(BaseModel):
     """Step time and throughput of data-parallel training of a :class:`DenseWorkload`."""
 
@@ -80,6 +123,9 @@ class DenseTrainingEstimate(BaseModel):
     step_time_s: float = Field(description="time of one optimizer step, s")
     samples_per_s: float = Field(description="trained samples per second, whole system")
     breakdown: dict[str, float] = Field(description="step time by component, s")
+    activity: float = Field(default=1.0, description="compute share of the step, drives power")
+    working_set_bytes: float | None = Field(default=None, description="bytes held at once "
+                                            "(:func:`working_set`); None when shapes unknown")
 
 
 def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
@@ -98,6 +144,20 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
     if global_batch % chips:
         raise InputError(f"expected global_batch divisible by {chips} chips, got {global_batch}")
     chip = system.chip
+    samples_per_chip = global_batch // chips
+    held = working_set(work, micro_batch or samples_per_chip, recompute, precision)
+    sram = sram_only_capacity(chip)
+    room = sram if sram is not None else sum(
+        t.capacity_bytes for t in chip.memory_tiers if t.kind in ("sram", "hbm"))
+    if held and room and sum(held.values()) > room:
+        detail = ", ".join(f"{n} {b / 1e9:.2f} GB" for n, b in held.items())
+        raise InputError(
+            f"configuration does not fit: {work.name} (micro-batch {micro_batch or samples_per_chip}"
+            f", recompute {'on' if recompute else 'off'}) holds {sum(held.values()) / 1e9:.2f} GB "
+            f"at once ({detail}), more than the {room / 1e9:.2f} GB of "
+            f"{'on-chip SRAM' if sram is not None else 'SRAM and HBM' if chip.tier('sram') else 'HBM'}"
+            f" of {chip.name}; use a smaller "
+            "micro-batch or recomputation")
     per_op = cal.graph_op_overhead_s if chip.compiled else cal.kernel_overhead_s
     peak = peak_for(chip, precision)
     samples = global_batch // chips
@@ -127,4 +187,39 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
         breakdown["exchange"] = exchange
     step = sum(breakdown.values())
     return DenseTrainingEstimate(step_time_s=step, samples_per_s=global_batch / step,
-                                 breakdown=breakdown)
+                                 breakdown=breakdown, activity=compute / step,
+                                 working_set_bytes=sum(held.values()) if held else None)
+
+
+def best_dense_layout(work: DenseWorkload, system: SystemSpec, chips: int, global_batch: int,
+                      cal: Calibration, precision: str = "fp16", max_micro_batch: int = 64
+                      ) -> tuple[DenseTrainingEstimate, int, bool]:
+    """The fastest (estimate, micro-batch, recompute) over the micro-batches that divide each
+    chip's samples (up to ``max_micro_batch``), with and without recomputation, among those
+    whose working set fits.
+
+    Raises
+    ------
+    InputError
+        If none fits; the message is that of the smallest micro-batch with recomputation.
+    """
+    if chips < 1 or global_batch % chips:
+        raise InputError(f"expected a global batch divisible by {chips} chips, got "
+                         f"{global_batch}")
+    per_chip = global_batch // chips
+    options = [m for m in range(1, min(per_chip, max_micro_batch) + 1) if per_chip % m == 0]
+    best: tuple[DenseTrainingEstimate, int, bool] | None = None
+    first_error: InputError | None = None
+    for recompute in (True, False):
+        for mb in options:
+            try:
+                est = estimate_dense_training(work, system, chips, global_batch, cal, precision,
+                                              recompute, mb)
+            except InputError as exc:
+                first_error = first_error or exc
+                continue
+            if best is None or est.step_time_s < best[0].step_time_s:
+                best = (est, mb, recompute)
+    if best is None:
+        raise first_error or InputError(f"expected a micro-batch for {per_chip} samples per chip")
+    return best

@@ -23,11 +23,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pydantic
-from rdflib import Graph, Literal, URIRef
+from rdflib import RDF, Graph, Literal, URIRef
 
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.ontology.namespace import AK
+from accelkb.perf.dense import DenseWorkload, bottleneck_block_outputs, bottleneck_resnet_gemms
 from accelkb.perf.specs import (
     ChipSpec,
     MemoryTierSpec,
@@ -275,6 +276,44 @@ def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = 
         average_watts_per_chip=average, average_basis=average_basis,
     )
     return spec.with_chips(chips) if chips is not None and chips != total else spec
+
+
+def dense_spec(name: str, kb: KnowledgeBase | None = None) -> DenseWorkload:
+    """The :class:`~accelkb.perf.dense.DenseWorkload` of a convolutional model short name: its
+    parameters, forward FLOPs per sample and weighted layers, and with ``ak:bottleneckBlocks``
+    (a bottleneck ResNet) its convolutions as implicit matrix products.
+
+    Raises
+    ------
+    UnknownNameError
+        The name is not a model.
+    InputError
+        The model is a transformer, or lacks one of the totals.
+    """
+    kb = kb or default_kb()
+    g = kb.asserted
+    iri = kb.resolve("model", name)
+    if (iri, RDF.type, AK.ConvolutionalModel) not in g:
+        raise InputError(f"model {name}: expected a convolutional network (ak:ConvolutionalModel),"
+                         " got a transformer or another architecture")
+    params, layers = _int(g, iri, AK.parameterCount), _int(g, iri, AK.layers)
+    flops = g.value(iri, AK.flopsPerSampleForward)
+    if params is None or layers is None or not isinstance(flops, Literal):
+        raise InputError(f"model {name}: expected parameterCount, layers and "
+                         "flopsPerSampleForward in the knowledge base")
+    blocks_text = g.value(iri, AK.bottleneckBlocks)
+    gemms: tuple[tuple[int, int, int], ...] = ()
+    checkpoints = 0
+    if blocks_text is not None:
+        try:
+            blocks = tuple(int(b) for b in str(blocks_text).split(","))
+        except ValueError:
+            raise InputError(f"model {name}: expected bottleneckBlocks like '3,4,6,3', got "
+                             f"'{blocks_text}'") from None
+        gemms, checkpoints = bottleneck_resnet_gemms(blocks), bottleneck_block_outputs(blocks)
+    return DenseWorkload(name=name, params=params, layers=layers,
+                         flops_per_sample_forward=float(flops.toPython()), gemms=gemms,
+                         checkpoint_elements=checkpoints)
 
 
 def model_spec(name: str, kb: KnowledgeBase | None = None) -> ModelSpec:

@@ -22,7 +22,8 @@ QUESTIONS = {q["id"]: q for q in json.loads((EXAMPLES / "questions.json").read_t
 def _run(kb: KnowledgeBase, qid: str) -> Advice:
     q = QUESTIONS[qid]
     return advise(q["system"], q["workload"], goal=q["goal"], compare=q["compare"], kb=kb,
-                  question=q["question"], sizes=q.get("sizes", []))
+                  question=q["question"], sizes=q.get("sizes", []),
+                  workloads=q.get("workloads", []))
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +68,17 @@ def test_q1_ipu_pod_training(q1: Advice) -> None:
     for e in [q1.baseline] + [r.after for r in q1.recommendations if r.after]:
         assert e.sram_bytes and 0 < (e.layer_working_set_bytes or 0) <= e.sram_bytes
     assert "one layer's working set" in render(q1, "md")
+    # ... and the vision models people also train on a POD (ResNet-50, ViT), on every system
+    # compared, with the cost of the run and the measured MLPerf run beside the model
+    vision = {(r.workload, r.system): r for r in q1.other_workloads}
+    assert {w for w, _ in vision} == {"resnet50-training", "vit-b16-training"}
+    assert {s for _, s in vision} == {"ipu-pod64", "ipu-pod16", "bow-pod64", "dgx-a100",
+                                      "dgx-h100"}
+    own = vision[("resnet50-training", "ipu-pod64")]
+    assert own.levers and own.usd_to_train and own.working_set_bytes <= own.sram_bytes
+    assert vision[("resnet50-training", "ipu-pod16")].measured_s == pytest.approx(2226.9)
+    assert "Other workloads: resnet50-training" in q1.answer
+    assert "## Other workloads on the same systems" in render(q1, "md")
     # Issue 26: the TCO comparison prices the whole run on every priced system, DGX A100 and
     # H100 included, each with its range
     priced = {r.system: r for r in q1.costs if r.usd_per_million_tokens is not None}

@@ -147,7 +147,7 @@ class ScalingPoint(_Frozen):
 
 class SizePoint(_Frozen):
     """Training one model size on the system: what it takes and what limits it
-    (:mod:`accelkb.advise.sizes`)."""
+    (:mod:`accelkb.advise.models.sizes`)."""
 
     model: str = Field(description="model short name")
     parameters: float = Field(description="parameters")
@@ -168,6 +168,39 @@ class SizePoint(_Frozen):
                                 "buys most at this size")
     software_lever_change: str = Field(default="", description="the layout fields it sets")
     software_lever_speedup: float | None = Field(default=None, description="its speed-up")
+
+
+class OtherWorkload(_Frozen):
+    """Another training workload (e.g. a vision model) on one of the report's systems, at its
+    best layout, with the time and cost of its run (:mod:`accelkb.advise.models.workloads`)."""
+
+    workload: str = Field(description="workload short name")
+    model: str = Field(description="model short name")
+    system: str = Field(description="system short name")
+    chips: int = Field(description="chips used")
+    fits: bool = Field(description="whether any layout fits")
+    note: str = Field(default="", description="why not, when it does not fit")
+    layout: str = Field(default="", description="the best layout found")
+    precision: str = Field(default="", description="arithmetic precision")
+    step_s: float | None = Field(default=None, description="step time, s")
+    samples_per_s: float | None = Field(default=None, description="trained samples (images or "
+                                        "sequences) per second")
+    samples_to_train: float | None = Field(default=None, description="samples in the run")
+    time_to_train_s: float | None = Field(default=None, description="the run, s")
+    samples_per_joule: float | None = Field(default=None, description="performance per watt")
+    usd_to_train: float | None = Field(default=None, description="the run, dollars")
+    usd_to_train_low: float | None = Field(default=None, description="low end, dollars")
+    usd_to_train_high: float | None = Field(default=None, description="high end, dollars")
+    working_set_bytes: float | None = Field(default=None, description="bytes held at once per "
+                                            "chip (layer or replica working set)")
+    sram_bytes: float | None = Field(default=None, description="the SRAM it must fit, on a chip "
+                                     "that computes only from SRAM")
+    measured: str = Field(default="", description="published times to train this workload on "
+                          "this system and chip count, each with its round and batch")
+    measured_s: float | None = Field(default=None, description="the published time to train at "
+                                     "the workload's own batch (the same run as modelled), s")
+    levers: list[str] = Field(default_factory=list, description="on the report's own system: "
+                              "the levers that buy most, best first, each with its speed-up")
 
 
 class ScheduleSummary(_Frozen):
@@ -312,6 +345,9 @@ class Advice(_Frozen):
                                 "this workload on this system, for comparison")
     sizes: list[SizePoint] = Field(default_factory=list, description="training: the same "
                                    "system over model sizes (what limits it as models grow)")
+    other_workloads: list[OtherWorkload] = Field(
+        default_factory=list, description="training: other workloads (e.g. vision models) on "
+        "this system and the compared systems")
     costs: list[CostRow] = Field(default_factory=list, description="cost and energy of the "
                                  "baseline and of each compared system")
     seconds: float = Field(description="time taken to produce the advice, s")

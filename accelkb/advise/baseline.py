@@ -71,6 +71,19 @@ def training_precision(system: SystemSpec, wanted: str | None) -> str:
                      f"got {sorted(peaks)}")
 
 
+def micro_batches(seq_len: int) -> tuple[int, ...]:
+    """Micro-batches tried: 1, 2 and 4 sequences, and for short sequences (ViT's 197 tokens,
+    BERT's 512) also those that hold as many tokens as 1, 2 and 4 sequences of 2,048.
+
+    >>> micro_batches(2048), micro_batches(197)
+    ((1, 2, 4), (1, 2, 4, 8, 16, 32))
+    """
+    scale = 1
+    while scale * 2 * seq_len <= 2048:
+        scale *= 2
+    return tuple(sorted({1, 2, 4} | {m * scale for m in (1, 2, 4)}))
+
+
 def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int,
                          precision: str | None = None) -> TrainingBaseline:
     """Fastest fitting training layout on all of ``system``'s chips.
@@ -96,7 +109,8 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
             if global_batch % dp:
                 continue
             per_replica = global_batch // dp
-            for recompute, zero, mb in itertools.product(("selective", "full"), (1, 0), (1, 2, 4)):
+            for recompute, zero, mb in itertools.product(("selective", "full"), (1, 0),
+                                                         micro_batches(model.seq_len)):
                 if per_replica % mb:
                     continue
                 cfg = TrainingConfig.model_validate(dict(

@@ -25,13 +25,14 @@ from rdflib.namespace import RDF, XSD
 
 from accelkb.advise import findings as find
 from accelkb.advise import parts
-from accelkb.advise import sizes as advise_sizes
 from accelkb.advise import solver as advise_solver
 from accelkb.advise.advice import Advice, Recommendation
 from accelkb.advise.citations import marker_iris, numbered
 from accelkb.advise.costs import Overrides, cost_rows, cost_sentence
 from accelkb.advise.costs import Workload as CostWorkload
 from accelkb.advise.kbfacts import facts_about, local, source_refs, subjects_of_system
+from accelkb.advise.models import sizes as advise_sizes
+from accelkb.advise.models import workloads as advise_workloads
 from accelkb.advise.network import advantages as advise_advantages
 from accelkb.advise.network import schedules as advise_schedule
 from accelkb.advise.network import traffic as advise_network
@@ -121,7 +122,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
            slo: float | None = None, price: float | None = None,
            kwh_price: float | None = None, pue: float | None = None,
            model_ref: str | None = None, data: Sequence[str] = (),
-           sizes: Sequence[str] = ()) -> Advice:
+           sizes: Sequence[str] = (), workloads: Sequence[str] = ()) -> Advice:
     """Explained, quantitatively checked recommendations for ``workload`` on ``system``.
 
     With ``goal`` cost or energy, an inference baseline (and every compared system) is the
@@ -131,7 +132,9 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     ``model_ref`` (the model as ``accelkb estimate --model`` takes it, default the workload's
     model name) and ``data`` (the ``--data`` files the knowledge base was built with) go into the
     ``accelkb estimate`` command printed for each layout. ``sizes`` (training: model short
-    names) adds a sweep of the same system over model sizes (:mod:`accelkb.advise.sizes`).
+    names) adds a sweep of the same system over model sizes (:mod:`accelkb.advise.models.sizes`);
+    ``workloads`` (training workload short names, e.g. vision models) adds those workloads on
+    this system and the compared systems (:mod:`accelkb.advise.models.workloads`).
 
     Raises
     ------
@@ -157,6 +160,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     others = [kb.resolve("system", c) for c in compare]  # fail early on a wrong name
     for m in sizes:
         kb.resolve("model", m)
+    extra = [advise_workloads.workload_facts(kb, w) for w in workloads]
     model = model_spec(wl["model"], kb=kb)
     spec = system_spec(system, chips=chips, kb=kb)
     phase = wl["phase"]
@@ -235,6 +239,14 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         say(f"sweeping {len(sizes)} model sizes")
         size_rows = advise_sizes.size_sweep(sizes, spec, gbs, wl["precision"],
                                             _software_levers(kb, vendor, wl["phase_iri"], spec))
+    other_rows = []
+    if extra:
+        say(f"estimating {len(extra)} other workload(s) on {1 + len(others)} systems")
+        other_rows = advise_workloads.other_workloads(
+            kb, extra, [(system, spec)] + [(str(g.value(o, AK.shortName)),
+                                            system_spec(str(g.value(o, AK.shortName)), kb=kb))
+                                           for o in others],
+            _software_levers(kb, vendor, AK.Training, spec))
     say("scaling over chip counts")
     counts = parts.scaling_counts(spec, phase, model, spec.chips)
     if getattr(base, "chips", spec.chips) not in counts:  # the solver's layout took fewer chips
@@ -280,6 +292,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         answer = cost_sentence(costs, goal) + " " + answer
     if size_rows:
         answer += " " + advise_sizes.sentence(size_rows, system)
+    if other_rows:
+        answer += " " + advise_workloads.sentence(other_rows)
     advice = Advice(
         question=question or f"How can {workload} run {_GOAL_WORDS.get(goal, 'faster')} on "
         f"{system}?", costs=costs,
@@ -289,7 +303,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
                                                chips, wl["tokens"], data),
         findings=[f.finding for f in findings], recommendations=recs, what_ifs=whatifs,
         comparisons=comparisons, scaling=scaling, schedules=schedules, network=network,
-        advantages=adv, token_latency=latency, sizes=size_rows,
+        advantages=adv, token_latency=latency, sizes=size_rows, other_workloads=other_rows,
         facts=facts, sources=sources,
         assumptions=[*find.assumptions(spec, cfg, phase), solver_note],
         measured=[m[0] for m in measured], seconds=time.perf_counter() - started)

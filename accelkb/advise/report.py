@@ -185,6 +185,7 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
               f"{b.configuration.get('precision', '')} | {_t(b.time_s, a.phase)} | "
               f"{b.tokens_per_s:,.0f} | {base_pw} | |", ""]
     L += _sizes_section(a)
+    L += _workloads_section(a)
     L += _cost_section(a)
     L += ["## Scaling over chip count", "", "| chips | time | tokens/s | tokens/s per user | note |",
           "|---|---|---|---|---|"]
@@ -320,6 +321,38 @@ def _sizes_section(a: Advice) -> list[str]:
                  f"{s.tokens_per_s or 0:,.0f} | {100 * (s.mfu or 0):.2g} % | {tpj} | "
                  f"{label_of(s.largest_share)} ({100 * (s.largest_share_fraction or 0):.0f} %) | "
                  f"{lever} | {soft} | {s.layout} |")
+    return [*L, ""]
+
+
+def _workloads_section(a: Advice) -> list[str]:
+    """Other training workloads (e.g. vision models) on this system and the compared ones."""
+    if not a.other_workloads:
+        return []
+    L = ["## Other workloads on the same systems", "",
+         "Each workload at its own global batch and run length on every system, at the best "
+         "layout the same search finds (the transformer layout grid; for a convolutional "
+         "network the data-parallel micro-batches with and without recomputation). On a chip "
+         "that computes only from SRAM every layout is checked to hold its working set in SRAM "
+         "(a necessary check: code and exchange buffers come on top). Levers are re-estimated "
+         f"on {a.system} only.", "",
+         "| workload | system | chips | layout | samples/s | the run | $ per run | samples/J | "
+         "working set | measured | levers that buy most |",
+         "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in a.other_workloads:
+        if not r.fits:
+            L.append(f"| {r.workload} | {r.system} | {r.chips} | {r.note} | | | | | | | |")
+            continue
+        usd = (f"${r.usd_to_train:,.3g} (${r.usd_to_train_low or 0:,.3g}-"
+               f"${r.usd_to_train_high or 0:,.3g})" if r.usd_to_train else "n/a")
+        ws = (f"{r.working_set_bytes / 1e9:.3g} of {r.sram_bytes / 1e9:.3g} GB SRAM"
+              if r.working_set_bytes and r.sram_bytes else
+              f"{r.working_set_bytes / 1e9:.3g} GB" if r.working_set_bytes else "")
+        spj = f"{r.samples_per_joule:.3g}" if r.samples_per_joule else "n/a"
+        secs = r.time_to_train_s or 0.0
+        run = f"{secs / 60:.3g} min" if secs < 5400 else f"{secs / 3600:.3g} h"
+        L.append(f"| {r.workload} | {r.system} | {r.chips} | {r.layout} | "
+                 f"{r.samples_per_s or 0:,.0f} | {run} | {usd} | {spj} | {ws} | "
+                 f"{r.measured or 'none in the knowledge base'} | {'; '.join(r.levers)} |")
     return [*L, ""]
 
 

@@ -45,6 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", nargs="*", default=[], metavar="MODEL",
                         help="training: also sweep the system over these models (short names), "
                         "e.g. megatron-gpt-7.5b gpt3-175b megatron-gpt-1t")
+    parser.add_argument("--workloads", nargs="*", default=[], metavar="WORKLOAD",
+                        help="also estimate these training workloads (short names) on the "
+                        "system and the compared systems, e.g. resnet50-training "
+                        "vit-b16-training")
     parser.add_argument("--format", choices=FORMATS, default="md", help="report format")
     parser.add_argument("--json", action="store_true", help="same as --format json")
     parser.add_argument("--out", help="write the report to this file (atomically)")
@@ -106,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
     advice = advise(args.system, workload, chips=args.chips, goal=args.goal,
                     compare=args.compare, kb=kb, progress=progress, slo=args.slo,
                     price=args.price, kwh_price=args.kwh_price, pue=args.pue,
-                    model_ref=model_ref, data=data, sizes=args.sizes)
+                    model_ref=model_ref, data=data, sizes=args.sizes,
+                    workloads=args.workloads)
     text = render(advice, "json" if args.json else args.format)
     if args.out:
         write_atomically(args.out, text)
