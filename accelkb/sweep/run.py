@@ -64,10 +64,14 @@ def plan(spec: SweepSpec) -> list[Point]:
     """
     kb, systems = _kb_and_systems(spec)
     found = problems(spec, kb)
+    pts = points(spec, systems) if not found else []
+    if not found and not pts:
+        found.append("the grid is empty: no (phase, precision, goal, target) combination "
+                     "applies")
     if found:
         raise InputError(f"{len(found)} problem(s) in the sweep spec:\n"
                          + "\n".join(f"  - {p}" for p in found))
-    return points(spec, systems)
+    return pts
 
 
 def run_sweep(spec: SweepSpec, out: Path, engine: str = "local", workers: int = 1,

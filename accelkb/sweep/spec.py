@@ -131,7 +131,8 @@ def read_spec(path: str | Path) -> SweepSpec:
 
 def problems(spec: SweepSpec, kb: Any) -> list[str]:
     """Every way the spec does not fit the knowledge base: unknown names, what-ifs on facts
-    that do not exist, impossible values, an empty grid."""
+    that do not exist, impossible values (the empty grid is :func:`accelkb.sweep.run.plan`'s
+    check)."""
     from accelkb.perf.api import resolve_model
     from accelkb.perf.from_kb import system_spec
 
@@ -175,10 +176,4 @@ def problems(spec: SweepSpec, kb: Any) -> list[str]:
                 whatif.check(key, v, hosts[0])
             except InputError as exc:
                 out.append(f"whatifs: {exc}")
-    if not out:
-        from accelkb.sweep.grid import points
-
-        if not points(spec, systems):
-            out.append("the grid is empty: no (phase, precision, goal, target) combination "
-                       "applies")
     return out

@@ -69,8 +69,12 @@ def test_two_workers_and_parquet_give_the_same_rows(reference: Path, tmp_path: P
     assert _stable(tmp_path / "r.parquet") == _stable(reference / "r.csv")
 
 
-def test_ray_engine_gives_the_same_rows(reference: Path, tmp_path: Path) -> None:
+def test_ray_engine_gives_the_same_rows(reference: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("ray")
+    # Ray's workers start in the driver's folder; from a source checkout with the package
+    # installed (CI) that folder's accelkb/ would shadow the installed package.
+    monkeypatch.chdir(tmp_path)
     assert main(["sweep", str(reference / "s.yaml"), "--out", str(tmp_path / "r.csv"),
                  "--engine", "ray", "--workers", "2", "--no-progress"]) == 0
     assert _stable(tmp_path / "r.csv") == _stable(reference / "r.csv")
@@ -81,7 +85,9 @@ def test_a_sweep_killed_with_kill_9_resumes_to_the_same_rows(reference: Path,
     out = tmp_path / "r.csv"
     cmd = [sys.executable, "-m", "accelkb.cli", "sweep", str(reference / "s.yaml"), "--out",
            str(out), "--workers", "1", "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # run outside the checkout: `python -m` puts the folder first on sys.path
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=tmp_path)
     journal = out.with_name(out.name + ".journal")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list(journal.glob("*.jsonl"))) < 2:
