@@ -29,7 +29,7 @@ class Workload(NamedTuple):
 NO_OVERRIDES = Overrides()
 
 
-def _row(kb: KnowledgeBase, system: str, est: Estimate, phase: str, prefer: str = "cloud",
+def cost_row(kb: KnowledgeBase, system: str, est: Estimate, phase: str, prefer: str = "cloud",
          overrides: Overrides = NO_OVERRIDES, api: Workload | None = None) -> CostRow:
     from accelkb.perf.cost.estimate import cost_of
 
@@ -115,10 +115,10 @@ def cost_rows(kb: KnowledgeBase, system: str, base: Estimate, phase: str,
     ``overrides.price`` prices this system only; the facility figures apply to every row. With
     ``api`` (inference), a system with no price of its own is priced by the newest API price of
     the model served on its chip, marked as a market price."""
-    me = _row(kb, system, base, phase, overrides=overrides, api=api)
+    me = cost_row(kb, system, base, phase, overrides=overrides, api=api)
     prefer = me.price_kind if me.price_kind in ("cloud", "purchase") else "cloud"
     others = Overrides(None, overrides.kwh_price, overrides.pue)
-    return [me] + [_row(kb, c.system, c.estimate, phase, prefer, others, api)
+    return [me] + [cost_row(kb, c.system, c.estimate, phase, prefer, others, api)
                    for c in comparisons if c.estimate is not None]
 
 

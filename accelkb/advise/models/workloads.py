@@ -30,11 +30,11 @@ from rdflib import RDF, Literal, URIRef
 
 from accelkb.advise import parts
 from accelkb.advise.advice import Estimate, OtherWorkload
-from accelkb.advise.costs import _row as cost_row
+from accelkb.advise.costs import cost_row
 from accelkb.advise.models.sizes import SoftwareLever, best_software
 from accelkb.advise.plan.commands import parallel_text
 from accelkb.errors import InputError
-from accelkb.ontology.kb import KnowledgeBase
+from accelkb.ontology.kb import KnowledgeBase, stored_query
 from accelkb.ontology.namespace import AK
 from accelkb.perf import SystemSpec, TrainingConfig
 from accelkb.perf.calibration import load_calibration
@@ -90,24 +90,24 @@ def other_workloads(kb: KnowledgeBase, workloads: Sequence[dict[str, Any]],
 
 def _measured(kb: KnowledgeBase, wl: dict[str, Any], system: str, chips: int
               ) -> tuple[str, float | None]:
-    """The knowledge base's times to train this workload on this system and chip count, and
-    the one at the workload's own batch (None if none)."""
-    g = kb.asserted
+    """The knowledge base's times to train this workload's model on this system (or its parts)
+    and chip count (the stored query ``measured_results``), and the one at the workload's own
+    batch (None if none)."""
     sys_iri = kb.names("system").get(system)
-    found = []
-    same = None
-    for r in g.subjects(AK.workload, wl["iri"]):
-        if g.value(r, AK.measuredOn) != sys_iri or g.value(r, AK.metric) != AK.TimeToTrain:
+    if sys_iri is None:
+        return "", None
+    found, same = [], None
+    for row in kb.query(stored_query("measured_results"), {"system": sys_iri,
+                                                           "workload": wl["iri"]}):
+        r: Any = row
+        if r.metric != AK.TimeToTrain or r.seconds is None or r.chips is None \
+                or int(r.chips) != chips:
             continue
-        used, secs = g.value(r, AK.chipsUsed), g.value(r, AK.measuredSeconds)
-        if not isinstance(used, Literal) or int(used) != chips or not isinstance(secs, Literal):
-            continue
-        batch = g.value(r, AK.globalBatchSize)
-        if isinstance(batch, Literal) and int(batch) == wl["gbs"]:
-            same = float(secs) if same is None else min(same, float(secs))
-        found.append(f"{g.value(r, AK.benchmarkRound) or 'measured'} "
-                     f"{g.value(r, AK.benchmarkDivision) or ''}: {float(secs) / 60:.1f} "
-                     f"min at batch {batch}".replace("  ", " "))
+        secs = float(r.seconds)
+        if r.batch is not None and int(r.batch) == wl["gbs"]:
+            same = secs if same is None else min(same, secs)
+        found.append(f"{r.round or 'measured'} {r.division or ''}: {secs / 60:.1f} min at "
+                     f"batch {r.batch}".replace("  ", " "))
     return "; ".join(sorted(found)), same
 
 
