@@ -120,6 +120,8 @@ class AK(DefinedNamespace):
     StaticNetworkScheduling: URIRef
     StreamingMemory: URIRef
     StreamingMemoryAccess: URIRef
+    SweepPoint: URIRef
+    SweepRun: URIRef
     Switched: URIRef
     System: URIRef
     SystemLevel: URIRef
@@ -215,6 +217,7 @@ class AK(DefinedNamespace):
     explanationTemplate: URIRef
     fastDomainChips: URIRef
     fastLinkBytesPerSecond: URIRef
+    feasibleLayoutCount: URIRef
     ffnHiddenSize: URIRef
     fitsInMemory: URIRef
     flopsPerSampleForward: URIRef
@@ -239,16 +242,26 @@ class AK(DefinedNamespace):
     hostLink: URIRef
     hostLinkBytesPerSecondPerChip: URIRef
     idlePowerWatts: URIRef
+    inSweep: URIRef
     injectionBandwidthBytesPerSecondPerChip: URIRef
     inputBytesPerSecondPerChip: URIRef
     inputTokens: URIRef
+    intervalBasis: URIRef
     isVendorClaim: URIRef
+    joulesPerToken: URIRef
     kvCacheBytes: URIRef
     kvHeads: URIRef
     laneRateBitsPerSecond: URIRef
     lanes: URIRef
     latencySeconds: URIRef
+    latencyTarget: URIRef
     layers: URIRef
+    layoutBatch: URIRef
+    layoutChips: URIRef
+    layoutDp: URIRef
+    layoutPp: URIRef
+    layoutPrecision: URIRef
+    layoutTp: URIRef
     linkCount: URIRef
     linkKind: URIRef
     linksPerEndpoint: URIRef
@@ -295,6 +308,12 @@ class AK(DefinedNamespace):
     phase: URIRef
     pipelineInterleaving: URIRef
     pipelineParallelSize: URIRef
+    pointChips: URIRef
+    pointId: URIRef
+    pointModel: URIRef
+    pointPhase: URIRef
+    pointPrecision: URIRef
+    pointSystem: URIRef
     powerWatts: URIRef
     precision: URIRef
     preconditionStatus: URIRef
@@ -330,6 +349,8 @@ class AK(DefinedNamespace):
     shortName: URIRef
     solverStatus: URIRef
     sourceKind: URIRef
+    specHash: URIRef
+    statusReason: URIRef
     streamedArithmeticIntensity: URIRef
     subsystem: URIRef
     subsystemCount: URIRef
@@ -342,14 +363,30 @@ class AK(DefinedNamespace):
     tensorParallelLinkBytesPerSecond: URIRef
     tensorParallelSize: URIRef
     tierKind: URIRef
+    timeSeconds: URIRef
+    timeSecondsHigh: URIRef
+    timeSecondsLow: URIRef
+    tokensPerJoule: URIRef
+    tokensPerSecond: URIRef
+    tokensPerSecondHigh: URIRef
+    tokensPerSecondLow: URIRef
+    tokensPerSecondPerUser: URIRef
+    tokensPerSecondPerUserHigh: URIRef
+    tokensPerSecondPerUserLow: URIRef
     tokensToTrain: URIRef
     topologyKind: URIRef
     transistorCount: URIRef
+    ttftSeconds: URIRef
+    ttftSecondsHigh: URIRef
+    ttftSecondsLow: URIRef
     url: URIRef
     usdPerHour: URIRef
     usdPerKilowattHour: URIRef
     usdPerMillionInputTokens: URIRef
     usdPerMillionOutputTokens: URIRef
+    usdPerMillionTokens: URIRef
+    usdPerMillionTokensHigh: URIRef
+    usdPerMillionTokensLow: URIRef
     usdPurchase: URIRef
     usesLink: URIRef
     utilisation: URIRef
@@ -357,6 +394,8 @@ class AK(DefinedNamespace):
     vendorName: URIRef
     violatesConstraint: URIRef
     vocabSize: URIRef
+    whatIfKey: URIRef
+    whatIfValue: URIRef
     workload: URIRef
 
     _extras = [

@@ -38,3 +38,39 @@ def knowledge(args: argparse.Namespace) -> Iterator[None]:
 
     with using(KnowledgeBase(args.data)):
         yield
+
+
+RESULTS_HELP = ("a results file of accelkb sweep (.csv or .parquet): its rows go into the "
+                "knowledge base's results graph as ak:SweepPoint nodes, checked with SHACL, "
+                "all or nothing; repeatable")
+
+
+def add_results_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--results FILE`` (repeatable) to ``parser``."""
+    parser.add_argument("--results", action="append", default=[], metavar="FILE.parquet",
+                        help=RESULTS_HELP)
+
+
+def load_results(kb: object, files: list[str]) -> int:
+    """Assert the rows of each sweep results file into ``kb``'s results graph; the points added.
+
+    Raises
+    ------
+    InputError
+        A file that is missing, not a results file, or refused by the shapes.
+    """
+    from pathlib import Path
+
+    from accelkb.errors import InputError
+    from accelkb.sweep.rdf import assert_rows
+    from accelkb.sweep.store import read_rows
+
+    added = 0
+    for name in files:
+        path = Path(name)
+        if path.suffix not in (".csv", ".parquet"):
+            raise InputError(f"--results {name}: expected a .csv or .parquet file of accelkb sweep")
+        if not path.is_file():
+            raise InputError(f"--results {name}: no such file")
+        added += assert_rows(kb, read_rows(path), what=name)
+    return added

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from accelkb.commands._knowledge import add_data_option
+from accelkb.commands._knowledge import add_data_option, add_results_option, load_results
 from accelkb.commands._limit import TimeLimitReached, seconds_option, wall_clock_limit
 from accelkb.errors import EXIT_NO_ANSWER, EXIT_OK, InputError
 from accelkb.ontology.kb import KnowledgeBase
@@ -26,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("table", "json", "csv"), default="table",
                         help="output format (json = SPARQL 1.1 Query Results JSON)")
     add_data_option(parser)
+    add_results_option(parser)
     parser.add_argument("--store", metavar="URL",
                         help="sparql+http://host:port/...: write the knowledge to that SPARQL 1.1 "
                         "server and run the query there")
@@ -55,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
     text = _query_text(args)
     if args.no_write and not args.store:
         raise InputError("expected --no-write together with --store URL, got it alone")
+    if args.results and args.store:
+        raise InputError("expected --results without --store (sweep rows are queried in the "
+                         "local knowledge base), got both")
     seconds = seconds_option(args.timeout, "--timeout")
     try:
         with wall_clock_limit(seconds):
@@ -63,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
 
                 result = query_store(args.store, text, args.data, write=not args.no_write)
             else:
-                result = KnowledgeBase(args.data).query(text)
+                kb = KnowledgeBase(args.data)
+                load_results(kb, args.results)
+                result = kb.query(text)
             rendered = render_result(result, args.format)  # lazy results evaluate here
     except TimeLimitReached as exc:
         sys.stderr.write(f"accelkb query: {exc} (--timeout {seconds:g}); the query may need "

@@ -13,7 +13,7 @@ import signal
 import sys
 from types import FrameType
 
-from accelkb.commands._knowledge import add_data_option
+from accelkb.commands._knowledge import add_data_option, add_results_option, load_results
 from accelkb.errors import InputError
 from accelkb.ontology.kb import DERIVATIONS, INFERRED, KnowledgeBase
 from accelkb.serve.server import ServeLimits, SparqlEndpoint, is_loopback
@@ -27,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="address to listen on (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=7878, help="port (default 7878; 0 = any)")
     add_data_option(parser)
+    add_results_option(parser)
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="time limit of one query (default 10 s; 503 when hit)")
     parser.add_argument("--max-result-bytes", type=int, default=16 * 1024 * 1024,
@@ -109,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"expected --estimate WORKLOAD@SYSTEM (e.g. "
                              f"llama2-70b-decode@groq-576), got '{pair}'")
     kb = KnowledgeBase(args.data)
+    load_results(kb, args.results)
     if args.infer or args.estimate:
         infer(kb, args.estimate)
     endpoint = SparqlEndpoint.from_kb(kb, host=args.host, port=args.port, limits=limits)

@@ -115,7 +115,8 @@ def check(key: str, value: object, system: SystemSpec) -> None:
     if part in TIERS and system.chip.tier(part) is None:
         kinds = ", ".join(t.kind for t in system.chip.memory_tiers)
         raise InputError(f"what-if '{key}': {system.chip.name} has no {part} tier in the "
-                         f"performance model (it has {kinds})")
+                         f"performance model (it has {kinds}; a tier the knowledge base stores "
+                         "without both a capacity and a bandwidth is left out of the model)")
     if part == "peak" and field not in system.chip.peak_flops and parse_value(
             value, "peak")[0] == "mul":
         raise InputError(f"what-if '{key}': {system.chip.name} has no {field} peak to multiply; "

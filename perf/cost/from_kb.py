@@ -93,7 +93,7 @@ def system_quotes(name: str, kb: KnowledgeBase | None = None) -> list[PriceQuote
                 if quote.chips is None and target == chip:
                     quote = quote.model_copy(update={"chips": 1})
                 out.append(quote)
-    return sorted(out, key=lambda q: q.observed_on, reverse=True)
+    return _newest_first(out)
 
 
 def api_quotes(system: str, model: Any, kb: KnowledgeBase | None = None) -> list[PriceQuote]:
@@ -112,7 +112,17 @@ def api_quotes(system: str, model: Any, kb: KnowledgeBase | None = None) -> list
         return []
     out = [quote_of(g, q) for q in g.subjects(AK.priceOf, URIRef(str(model)))
            if (q, AK.servedOn, chip) in g and (q, AK.priceKind, AK.PerTokenApi) in g]
-    return sorted(out, key=lambda q: q.observed_on, reverse=True)
+    return _newest_first(out)
+
+
+def _newest_first(quotes: list[PriceQuote]) -> list[PriceQuote]:
+    """``quotes`` newest first; quotes of one day cheapest per chip first, then by every other
+    field, so that the order never depends on the graph's (per-process) iteration order."""
+    def tie(q: PriceQuote) -> tuple[Any, ...]:
+        per_chip = (q.usd_per_hour or 0.0) / (q.chips or 1)
+        return (q.provider, per_chip, q.usd_purchase or 0.0, q.usd_per_m_output or 0.0,
+                q.usd_per_m_input or 0.0, q.chips or 0, q.offering, q.region, q.kind, q.source)
+    return sorted(sorted(quotes, key=tie), key=lambda q: q.observed_on, reverse=True)
 
 
 def facility(kb: KnowledgeBase | None = None) -> Facility | None:

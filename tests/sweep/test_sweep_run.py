@@ -20,7 +20,7 @@ from accelkb.sweep.store import read_rows
 TIMING = {"solve_seconds", "estimate_seconds", "worker"}
 SPEC = """\
 models: [llama2-7b, llama2-13b]
-systems: [dgx-h100, sambarack-sn40l-16]
+systems: [dgx-h100, sambarack-sn40l-16, tpu-v5e-pod]
 chips: [2, 4, 8]
 precisions: [bf16, int8]
 goals: [time, cost]
@@ -45,7 +45,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_rows_are_whole_and_ordered(reference: Path) -> None:
     rows = read_rows(reference / "r.csv")
-    assert len(rows) == 2 * 3 * 3 * 8  # models x system variants x chips x points per group
+    assert len(rows) == 2 * 4 * 3 * 8  # models x system variants x chips x points per group
     assert list(rows[0]) == list(COLUMNS)
     assert {r["status"] for r in rows} <= {"OPTIMAL", "FEASIBLE", "UNSATISFIABLE", "UNKNOWN",
                                           "ERROR"}
@@ -134,3 +134,25 @@ def test_summary_and_pareto_figure(reference: Path, tmp_path: Path,
     svg = fig.read_text()
     assert "<svg" in svg and "dollars per million tokens" in svg
     assert main(["sweep", "--summary", str(tmp_path / "missing.csv")]) == 2
+
+
+def test_rows_go_into_the_results_graph_for_sparql(reference: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`query --results`: every row becomes an ak:SweepPoint linked to its system; the SPARQL
+    answer equals what the file says; a hand-broken file is refused whole with exit 2."""
+    rows = read_rows(reference / "r.csv")
+    q = ('SELECT ?sys (COUNT(?p) AS ?n) WHERE { ?p a ak:SweepPoint ; ak:solverStatus "OPTIMAL" ;'
+         ' ak:configuredSystem ?s . ?s ak:shortName ?sys } GROUP BY ?sys ORDER BY ?sys')
+    assert main(["query", "--results", str(reference / "r.csv"), "--format", "csv", q]) == 0
+    got = dict(line.split(",") for line in capsys.readouterr().out.split()[1:])
+    want: dict[str, int] = {}
+    for r in rows:
+        if r["status"] == "OPTIMAL":
+            want[r["system"]] = want.get(r["system"], 0) + 1
+    assert {k: int(v) for k, v in got.items()} == want
+    bad = tmp_path / "bad.csv"
+    text = (reference / "r.csv").read_text()
+    bad.write_text(text.replace(",OPTIMAL,", ",DONE,", 1))
+    assert main(["query", "--results", str(bad), "ASK { ?p a ak:SweepPoint }"]) == 2
+    err = capsys.readouterr().err
+    assert "expected one solver outcome" in err and "nothing was added" in err

@@ -122,3 +122,16 @@ def test_a_purchase_needs_facility_assumptions() -> None:
     hour = hourly_cost(8, q, power_w=5000.0, facility=fac)
     assert hour.usd == pytest.approx(3e5 / 8760 + 0.5)
     assert per_million_tokens(hour, 1e6 / 3600).usd == pytest.approx(hour.usd)
+
+
+def test_the_market_does_not_depend_on_the_order_quotes_are_read() -> None:
+    """Two quotes of one provider on one day (Hugging Face's 1- and 4-chip TPU v5e offers): the
+    graph's iteration order changes between processes, the chosen quote and spread must not."""
+    from accelkb.perf.cost.from_kb import _newest_first, market, system_quotes
+
+    quotes = system_quotes("tpu-v5e-pod")
+    same_day = [q for q in quotes if q.provider == "Hugging Face Spaces"]
+    assert len({q.observed_on for q in same_day}) == 1 < len(same_day)
+    first = market(_newest_first(quotes))
+    assert market(_newest_first(list(reversed(quotes)))) == first
+    assert first is not None and first[1] == pytest.approx(1.2)  # Google's $1.20 per chip-hour
