@@ -63,12 +63,12 @@ def load_results(kb: object, files: list[str]) -> int:
 
     from accelkb.errors import InputError
     from accelkb.sweep.rdf import assert_rows
-    from accelkb.sweep.store import read_rows
+    from accelkb.sweep.store import FORMATS, read_rows
 
     added = 0
     for name in files:
         path = Path(name)
-        if path.suffix not in (".csv", ".parquet"):
+        if path.suffix not in FORMATS:
             raise InputError(f"--results {name}: expected a .csv or .parquet file of accelkb sweep")
         if not path.is_file():
             raise InputError(f"--results {name}: no such file")

@@ -156,3 +156,6 @@ def test_rows_go_into_the_results_graph_for_sparql(reference: Path, tmp_path: Pa
     assert main(["query", "--results", str(bad), "ASK { ?p a ak:SweepPoint }"]) == 2
     err = capsys.readouterr().err
     assert "expected one solver outcome" in err and "nothing was added" in err
+    for name, said in (("missing.csv", "no such file"), ("r.txt", "expected a .csv or .parquet")):
+        assert main(["query", "--results", str(tmp_path / name), "ASK { ?s ?p ?o }"]) == 2
+        assert said in capsys.readouterr().err
