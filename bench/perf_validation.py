@@ -1,4 +1,5 @@
-"""Print the performance model's error on every published measurement shipped in perf/validation/data/.
+"""Print the performance model's error on every published measurement shipped in perf/validation/data/
+and every benchmark result stored in the knowledge base (accelkb.perf.validation.published).
 
     python bench/perf_validation.py            # all rows, table per file + summary
     python bench/perf_validation.py --quick    # sample the big files
@@ -46,7 +47,10 @@ def print_file(fr: FileResult, rows: bool) -> None:
                   f"{100 * r.error:>+7.1f}%")
     print(f"rows {len(fr.rows)}, skipped {len(fr.skipped)}; median |error| "
           f"{100 * fr.median_error:.1f}%, max |error| {100 * fr.max_error:.1f}%")
-    if fr.skipped and rows:
+    if fr.skipped and rows and not fr.rows:  # the stored results not validated: each, why
+        for line in fr.skipped:
+            print(f"  skipped {line}")
+    elif fr.skipped and rows:
         reasons = sorted({s.split(": ", 1)[-1][:90] for s in fr.skipped})
         print("skipped because: " + "; ".join(reasons[:4]))
 
@@ -115,6 +119,8 @@ def main() -> int:
     print("\n## Summary\n")
     print(f"{'file':<48} {'metric':<52} {'rows':>5} {'median':>8} {'max':>8}")
     for fr in results:
+        if not fr.rows:
+            continue
         print(f"{fr.file[:48]:<48} {fr.metric[:52]:<52} {len(fr.rows):>5} "
               f"{100 * fr.median_error:>7.1f}% {100 * fr.max_error:>7.1f}%")
     return 0

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from accelkb.errors import InputError
 
 from .calibration import Calibration
-from .shapes import BYTES_PER, kv_dim, mlp_matrices, q_dim
+from .shapes import BYTES_PER, kv_dim, kv_precision, mlp_matrices, q_dim
 from .specs import ChipSpec, ModelSpec
 
 # Bytes moved per token x hidden by norm, dropout and residual operations of one layer forward at
@@ -143,6 +143,7 @@ def layer_forward_ops(
            (6.0 if model.gated_mlp else 4.0) * tokens * f / tp * e / 2.0),
     ]
     att_flops = 2.0 * batch * heads * query * context * d
+    e = float(BYTES_PER[kv_precision(precision)])  # attention reads the KV cache's precision
     kv_bytes = e * batch * context * kvd
     q_bytes = e * batch * heads * query * d
     bh = float(batch * heads)

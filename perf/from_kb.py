@@ -40,7 +40,8 @@ from accelkb.perf.specs import (
 )
 
 _PEAKS = {AK.peakFlopsFp32: "fp32", AK.peakFlopsTf32: "tf32", AK.peakFlopsFp16: "fp16",
-          AK.peakFlopsBf16: "bf16", AK.peakFlopsFp8: "fp8", AK.peakOpsInt8: "int8"}
+          AK.peakFlopsBf16: "bf16", AK.peakFlopsFp8: "fp8", AK.peakOpsInt8: "int8",
+          AK.peakFlopsFp4: "fp4"}
 _TIERS: dict[Any, TierKind] = {AK.OnChipSRAM: "sram", AK.HBM: "hbm", AK.DDR: "ddr",
                                AK.StreamingMemory: "streaming"}
 _TOPOLOGIES: dict[Any, Topology] = {AK.FullyConnected: "full", AK.Ring: "ring", AK.Torus: "torus",

@@ -47,8 +47,9 @@ class InferenceConfig(BaseModel):
     batch: int = Field(default=1, ge=1, description="concurrent sequences (users)")
     prompt_len: int = Field(default=128, ge=1, description="input tokens per sequence")
     output_len: int = Field(default=128, ge=1, description="generated tokens per sequence")
-    precision: Literal["fp32", "fp16", "bf16", "fp8", "int8"] = Field(
-        default="bf16", description="weight and arithmetic precision")
+    precision: Literal["fp32", "fp16", "bf16", "fp8", "int8", "fp4"] = Field(
+        default="bf16", description="weight and arithmetic precision (fp4: the KV cache stays "
+        "in fp8, accelkb.perf.shapes.KV_PRECISION)")
     pipelined: bool = Field(default=False, description="keep pp batches in flight so every "
                             "stage is busy (aggregate throughput x pp, same per-user latency)")
     queue_when_full: bool = Field(default=False, description="when the batch's KV cache does "

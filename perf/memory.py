@@ -30,7 +30,7 @@ import math
 
 from accelkb.errors import InputError
 
-from .shapes import BYTES_PER, embedding_params, output_params, params_per_layer
+from .shapes import BYTES_PER, embedding_params, kv_precision, output_params, params_per_layer
 from .specs import ChipSpec, ModelSpec
 
 OPTIMIZER_BYTES_PER_PARAM = 12.0  # fp32 master weights, Adam momentum and variance
@@ -115,7 +115,7 @@ def kv_cache_bytes(model: ModelSpec, batch: int, context: int, tp: int = 1, pp: 
     kv = model.kv_heads * model.head_size
     layers = math.ceil(model.layers / pp)
     kv_tp = max(1, min(tp, model.kv_heads))  # kv heads are replicated beyond their count
-    return 2.0 * layers * kv * context * batch * BYTES_PER[precision] / kv_tp
+    return 2.0 * layers * kv * context * batch * BYTES_PER[kv_precision(precision)] / kv_tp
 
 
 def layer_working_set(model: ModelSpec, micro_batch: int, tp: int = 1,

@@ -19,7 +19,21 @@ from __future__ import annotations
 
 from .specs import ModelSpec
 
-BYTES_PER = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1}
+BYTES_PER = {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "fp4": 0.5}
+#: The precision the KV cache is kept in where it differs from the weights': FP4 deployments
+#: keep keys and values in FP8 (AMD's MLPerf Inference v5.1 MI355X submission, ROCm blog
+#: "mlperf-inference-v5.1": "KV caches were quantized to OCP FP8-e4m3"; NVIDIA's FP4 engines
+#: likewise quantise only the matrix multiplies to FP4).
+KV_PRECISION = {"fp4": "fp8"}
+
+
+def kv_precision(precision: str) -> str:
+    """The KV cache's precision for weights in ``precision``.
+
+    >>> kv_precision("fp4"), kv_precision("bf16")
+    ('fp8', 'bf16')
+    """
+    return KV_PRECISION.get(precision, precision)
 
 
 def kv_dim(m: ModelSpec) -> int:
@@ -131,4 +145,4 @@ def weight_bytes_per_layer(m: ModelSpec, precision: str = "bf16") -> float:
 
 def kv_bytes_per_token_per_layer(m: ModelSpec, precision: str = "bf16") -> float:
     """KV-cache bytes one token adds to one layer (keys and values)."""
-    return 2.0 * kv_dim(m) * BYTES_PER[precision]
+    return 2.0 * kv_dim(m) * BYTES_PER[kv_precision(precision)]

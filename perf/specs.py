@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from accelkb.errors import InputError
 
 TierKind = Literal["sram", "hbm", "ddr", "streaming"]
-Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8"]
+Precision = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"]
 Topology = Literal["full", "switch", "torus", "ring", "dragonfly", "mesh"]
 
 
@@ -50,7 +50,7 @@ class ChipSpec(_Frozen):
     name: str = Field(description="short name of the chip, e.g. 'a100-sxm4-80gb'")
     peak_flops: dict[str, float] = Field(
         description="dense peak per precision, FLOP/s (OP/s for int8); keys among fp32, tf32, "
-        "fp16, bf16, fp8, int8"
+        "fp16, bf16, fp8, int8, fp4"
     )
     memory_tiers: list[MemoryTierSpec] = Field(
         description="memory tiers of one chip, fastest first (e.g. sram, hbm, ddr)"
@@ -82,7 +82,7 @@ class ChipSpec(_Frozen):
 
     @model_validator(mode="after")
     def _check(self) -> ChipSpec:
-        allowed = {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"}
+        allowed = {"fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4"}
         bad = sorted(set(self.peak_flops) - allowed)
         if bad:
             raise ValueError(f"expected peak_flops keys among {sorted(allowed)}, got {bad}")

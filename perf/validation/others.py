@@ -348,8 +348,10 @@ def check_vendor_claims(systems: SystemResolver, cal: Calibration) -> FileResult
 
 
 def run_all(systems: SystemResolver, cal: Calibration, quick: bool = False) -> list[FileResult]:
-    """Every check, in file order. ``quick`` samples the big files (vTrain single, NCCL)."""
+    """Every check, in file order, then the knowledge base's stored results
+    (:mod:`.published`). ``quick`` samples the big files (vTrain single, NCCL)."""
     systems = cached(systems)
+    from accelkb.perf.validation.published import check_stored_results
     from accelkb.perf.validation.training import (
         check_korthikanti_layer,
         check_korthikanti_memory,
@@ -367,5 +369,6 @@ def run_all(systems: SystemResolver, cal: Calibration, quick: bool = False) -> l
            check_mlperf_bert(systems, cal), check_mlperf_resnet(systems, cal),
            check_gpu_inference(systems, cal), check_sn40l_inference(systems, cal),
            check_groq_llmperf(systems, cal),
-           check_power(systems, cal), check_vendor_claims(systems, cal)]
+           check_power(systems, cal), check_vendor_claims(systems, cal),
+           *check_stored_results(systems, cal)]
     return out

@@ -60,7 +60,10 @@ def residuals(results: list[FileResult]) -> list[Residual]:
         for row in fr.rows:
             if row.measured <= 0 or row.predicted <= 0:
                 continue
-            if tag is not None:
+            if fr.tag is not None:
+                vendor, regime, kind = fr.tag
+                sense = row.sense
+            elif tag is not None:
                 vendor, regime, sense = tag
                 kind = "measured"
             elif fr.file == CLAIMS_FILE:

@@ -48,6 +48,7 @@ class Row:
     label: str
     measured: float
     predicted: float
+    sense: str = "time"  # "time" or "rate": which way the residual ln(measured/predicted) goes
 
     @property
     def error(self) -> float:
@@ -63,6 +64,9 @@ class FileResult:
     metric: str
     rows: list[Row] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    #: (vendor, regime, kind) for rows read from the knowledge base (:mod:`.published`); None:
+    #: the file's tag in :data:`accelkb.perf.validation.residuals.TAGS`
+    tag: tuple[str, str, str] | None = None
 
     @property
     def median_error(self) -> float:
