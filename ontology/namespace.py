@@ -112,6 +112,7 @@ class AK(DefinedNamespace):
     Recommendation: URIRef
     Ring: URIRef
     Rule: URIRef
+    RuntimeCollectiveLibrary: URIRef
     ScaleOutLink: URIRef
     Secondary: URIRef
     Source: URIRef

@@ -29,12 +29,16 @@ class Calibration(BaseModel):
                                      "bandwidth for streaming operations")
     kernel_overhead_s: float = Field(ge=0, description="fixed time per kernel when a framework "
                                      "launches kernels one by one (GPU training), s")
-    graph_op_overhead_s: float = Field(ge=0, description="fixed time per operation in captured "
-                                       "graphs (inference servers) and compiled dataflow chips, s")
+    compiled_op_overhead_s: float = Field(ge=0, description="fixed time per operation of an "
+                                          "ahead-of-time compiled program (IPU, RDU, LPU), s")
+    graph_op_overhead_s: float = Field(ge=0, description="fixed time per operation of a GPU "
+                                       "inference server (captured graphs), s")
     link_efficiency: float = Field(gt=0, le=1, description="achieved fraction of network "
                                    "injection bandwidth in collectives")
     collective_step_latency_s: float = Field(ge=0, description="software time per collective "
                                              "algorithm step, s")
+    nccl_latency_scale: float = Field(default=1.0, gt=0, description="factor on NCCL's own "
+                                      "latencies (1: as NCCL's cost model states them)")
     idle_power_fraction: float = Field(ge=0, le=1, description="idle power as a fraction of "
                                        "full chip power")
     deterministic_feed_efficiency: float = Field(gt=0, le=1, description="fraction of on-chip "

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from accelkb.errors import InputError
 
 from .calibration import Calibration
+from .execution.nccl import OPS as NCCL_OPS
+from .execution.nccl import nccl_time
 from .specs import NetworkLevelSpec
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "p2p")
@@ -132,6 +134,8 @@ def collective_time(
     if n == 1 or size_bytes == 0:
         return 0.0
     parts = split_group(n, stride, levels)
+    if levels[0].library == "nccl" and op in NCCL_OPS and algorithm == "auto":
+        return nccl_time(op, size_bytes, n, levels, cal, parts)[0]
     outer = levels[parts[-1][0]]
     slowest = min((levels[i] for i, _ in parts), key=lambda lv: lv.bandwidth_bytes_per_s_per_chip)
     cands: dict[str, float] = {}

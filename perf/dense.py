@@ -158,7 +158,7 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
             f"{'on-chip SRAM' if sram is not None else 'SRAM and HBM' if chip.tier('sram') else 'HBM'}"
             f" of {chip.name}; use a smaller "
             "micro-batch or recomputation")
-    per_op = cal.graph_op_overhead_s if chip.compiled else cal.kernel_overhead_s
+    per_op = cal.compiled_op_overhead_s if chip.compiled else cal.kernel_overhead_s
     peak = peak_for(chip, precision)
     samples = global_batch // chips
     passes = 4.0 if recompute else 3.0

@@ -159,7 +159,7 @@ def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierS
                     source_note=f"accelkb knowledge base, {chip}")
 
 
-def _level(g: Graph, system: URIRef) -> NetworkLevelSpec | None:
+def _level(g: Graph, system: URIRef, library: bool = False) -> NetworkLevelSpec | None:
     topo = g.value(system, AK.hasTopology)
     if topo is None:
         return None
@@ -189,8 +189,9 @@ def _level(g: Graph, system: URIRef) -> NetworkLevelSpec | None:
         topology=kind,
         max_hops=max(1, _int(g, topo, AK.maxHops) or 1),
         generator=None if generator is None else str(generator),
-        scheduled=(topo, AK.hasFeature, AK.StaticNetworkScheduling) in g,
+        scheduled=(scheduled := (topo, AK.hasFeature, AK.StaticNetworkScheduling) in g),
         link_bandwidth_bytes_per_s=unit,
+        library="nccl" if library and not scheduled else None,
     )
 
 
@@ -248,7 +249,8 @@ def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = 
     for part in chain:
         n = _int(g, part, AK.chipCount) or 1
         shared += [t for tier in g.objects(part, AK.hasMemoryTier) if (t := _tier(g, tier, n))]
-    levels = [lvl for part in reversed(chain) if (lvl := _level(g, part)) is not None]
+    library = (chip, AK.hasFeature, AK.RuntimeCollectiveLibrary) in g
+    levels = [lvl for part in reversed(chain) if (lvl := _level(g, part, library)) is not None]
     total = _int(g, iri, AK.chipCount) or 1
     if not levels:
         if total > 1 or (chips or 1) > 1:

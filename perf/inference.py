@@ -152,7 +152,8 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         raise InputError(f"expected tp x pp <= {system.chips} chips of '{system.name}', got "
                          f"{tp} x {pp} = {chips}")
     chip, levels = system.chip, system.levels
-    cal = cal.model_copy(update={"kernel_overhead_s": cal.graph_op_overhead_s})
+    cal = cal.model_copy(update={"kernel_overhead_s": cal.compiled_op_overhead_s if chip.compiled
+                                 else cal.graph_op_overhead_s})
     e = float(BYTES_PER[cfg.precision])
     peak = peak_for(chip, cfg.precision)
     ctx_max = cfg.prompt_len + cfg.output_len

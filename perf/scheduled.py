@@ -45,6 +45,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .calibration import Calibration
 from .collectives import collective_time, split_group
+from .execution.nccl import OPS as NCCL_OPS
+from .execution.nccl import nccl_time
 from .specs import NetworkLevelSpec
 
 CollectiveMode = Literal["auto", "schedule", "alpha-beta"]
@@ -65,9 +67,10 @@ class CollectiveTiming(BaseModel):
     ranks: int = Field(description="chips taking part (2 for p2p)")
     bytes: float = Field(description="message size as the alpha-beta model reads it, bytes")
     seconds: float = Field(description="time of one such collective, s")
-    source: Literal["schedule", "alpha-beta", "fused"] = Field(
-        description="where the time comes from ('fused': inside the compute kernel, no time of "
-        "its own; see fallback for why)")
+    source: Literal["schedule", "alpha-beta", "nccl", "fused"] = Field(
+        description="where the time comes from ('nccl': NCCL's own cost model, accelkb.perf.execution.nccl, "
+        "on levels whose collectives a run-time library launches; 'fused': inside the compute "
+        "kernel, no time of its own; see fallback for why)")
     level: str = Field(description="network level the collective runs over")
     topology: str | None = Field(default=None, description="generator spec scheduled on")
     chunks: int | None = Field(default=None, description="chunks per rank of the schedule "
@@ -189,8 +192,12 @@ def timed_collective(op: str, size_bytes: float, n: int, levels: Sequence[Networ
                 return got.seconds, got
             reason = got
     secs = collective_time(op, size_bytes, n, levels, cal, stride=stride)
+    source = "alpha-beta"
+    if levels[0].library == "nccl" and op in NCCL_OPS and ranks > 1 and size_bytes > 0:
+        source = "nccl"
+        reason += f"; {nccl_time(op, size_bytes, n, levels, cal, parts)[1]} as NCCL's cost model picks"
     return secs, _timing(
-        op=op, ranks=ranks, bytes=size_bytes, seconds=secs, source="alpha-beta",
+        op=op, ranks=ranks, bytes=size_bytes, seconds=secs, source=source,
         level=lvl.name, topology=None, chunks=None, makespan_steps=None,
         lower_bound_steps=None, status=None, fallback=reason)
 

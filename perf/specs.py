@@ -142,6 +142,11 @@ class NetworkLevelSpec(_Frozen):
     link_bandwidth_bytes_per_s: float | None = Field(
         default=None, gt=0, description="bandwidth of one unit link of the generator topology, "
         "per direction, bytes/s: one step of a schedule moves one chunk over one unit link")
+    library: Literal["nccl"] | None = Field(
+        default=None, description="'nccl': a communication library launches this level's "
+        "collectives at run time, and they are timed by NCCL's own cost model "
+        "(accelkb.perf.execution.nccl; ak:RuntimeCollectiveLibrary on the chip in the knowledge base); "
+        "None: the generic alpha-beta model with the fitted per-step latency")
 
 
 class SystemSpec(_Frozen):

@@ -188,7 +188,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         model = model.model_copy(update={"seq_len": cfg.seq_len})
     chip, levels = system.chip, system.levels
     if chip.compiled:  # no kernel launches: the per-operation cost of a compiled graph
-        cal = cal.model_copy(update={"kernel_overhead_s": cal.graph_op_overhead_s})
+        cal = cal.model_copy(update={"kernel_overhead_s": cal.compiled_op_overhead_s})
     tp, pp, v, mb, s = cfg.tp, cfg.pp, cfg.interleave, cfg.micro_batch, model.seq_len
     sp = cfg.sequence_parallel and tp > 1
     peak = peak_for(chip, cfg.precision)

@@ -132,10 +132,26 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
     return TrainingBaseline(best_cfg, best, tried, fitted)
 
 
+def _replica_depths(stages: int, layers: int) -> list[int]:
+    """Pipeline depths to try: all ``stages`` when they fit the ``layers``, else the powers of
+    two below the layer count and the layer count itself.
+
+    >>> _replica_depths(8, 32), _replica_depths(512, 32)
+    ([8], [1, 2, 4, 8, 16, 32])
+    """
+    if stages <= layers:
+        return [stages]
+    depths = [1 << i for i in range(layers.bit_length()) if 1 << i < layers]
+    return depths + [layers]
+
+
 def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int, output_len: int,
                           batch: int = 1, precision: str | None = None,
                           goal: Literal["latency", "throughput"] = "latency") -> InferenceBaseline:
-    """Lowest per-token latency (or highest throughput) layout on all of ``system``'s chips.
+    """Lowest per-token latency (or highest throughput) layout on all of ``system``'s chips, or,
+    where one replica of the model cannot use them all (more pipeline stages than layers: an
+    8B model on a 4,096-chip TPU slice), on the replica sizes it can use (pipeline depths of
+    powers of two and the layer count), the rest of the chips left to other replicas.
 
     Tries the workload's precision first, then cheaper ones the chip supports, so an SRAM-only
     machine that cannot hold 16-bit weights ends up at INT8 (as Groq's deployment does).
@@ -157,22 +173,21 @@ def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int,
                 continue
             if model.heads % tp or chips % tp:
                 continue
-            pp = chips // tp
-            if pp > model.layers:
-                continue
-            cfg = InferenceConfig.model_validate(dict(
-                tp=tp, pp=pp, batch=batch, prompt_len=prompt_len, output_len=output_len,
-                precision=prec, pipelined=goal == "throughput", queue_when_full=True))
-            tried += 1
-            try:
-                est = estimate_inference(model, system, cfg)
-            except InputError as exc:
-                last_error = str(exc)
-                continue
-            fitted += 1
-            key = est.decode_s_per_token if goal == "latency" else -est.tokens_per_s
-            if best is None or key < (best.decode_s_per_token if goal == "latency" else -best.tokens_per_s):
-                best, best_cfg = est, cfg
+            for pp in _replica_depths(chips // tp, model.layers):
+                cfg = InferenceConfig.model_validate(dict(
+                    tp=tp, pp=pp, batch=batch, prompt_len=prompt_len, output_len=output_len,
+                    precision=prec, pipelined=goal == "throughput", queue_when_full=True))
+                tried += 1
+                try:
+                    est = estimate_inference(model, system, cfg)
+                except InputError as exc:
+                    last_error = str(exc)
+                    continue
+                fitted += 1
+                key = est.decode_s_per_token if goal == "latency" else -est.tokens_per_s
+                if best is None or key < (best.decode_s_per_token if goal == "latency"
+                                          else -best.tokens_per_s):
+                    best, best_cfg = est, cfg
         if best is not None and best_cfg is not None:
             return InferenceBaseline(best_cfg, best, tried, fitted)
     raise InputError(f"no inference layout of {model.name} fits {system.name} ({chips} chips, "

@@ -1,5 +1,9 @@
-"""accelkb.perf.execution: how a chip family runs a decode step, where it differs from GPUs.
+"""accelkb.perf.execution: how a chip family runs a decode step or its collectives, where it
+differs from the generic roofline and alpha-beta model.
 
+- :mod:`.nccl`: collectives that a run-time library launches (GPUs: NCCL and its ports), timed
+  by NCCL's own cost model (latency per algorithm, protocol and step; bytes over the protocol's
+  bandwidth) instead of a fitted cost per step;
 - :mod:`.dataflow`: streaming dataflow with weights off chip (SambaNova RDU): a whole decoder
   layer fused into one kernel, weights streamed from HBM at SambaNova's published efficiency,
   the tensor-parallel all-reduce fused into the kernel, and a fixed cost per layer and sequence;
@@ -7,6 +11,6 @@
   fed to the matrix units at a fitted fraction of SRAM bandwidth, and collectives taken from
   synthesized collision-free schedules, with no GPU-software constant.
 
-Both only change constants and terms of :mod:`accelkb.perf.inference`; they import the
-calibration and the specs, nothing else of the model.
+The last two only change constants and terms of :mod:`accelkb.perf.inference`; all three
+import the calibration and the specs, nothing else of the model.
 """

@@ -19,7 +19,7 @@ such a chip is, per layer:
 These two are the constants fitted on SambaNova hardware: Argonne's LLM-Inference-Bench on 8
 SN40L sockets, fitted on its Mistral-7B and Llama-3-8B rows and checked on its Llama-3-70B and
 Llama-2-7B rows (:func:`accelkb.perf.validation.fit.fit_dataflow`). Then:
-- no per-operation launch cost (graph_op_overhead_s) and no separate all-reduce time.
+- no per-operation launch cost (compiled_op_overhead_s) and no separate all-reduce time.
 
 Prefill keeps the generic compiled-graph roofline: no SN40L prefill time is published.
 

@@ -18,7 +18,8 @@ from accelkb.perf.specs import ChipSpec, MemoryTierSpec, ModelSpec, SystemSpec
 
 CAL = load_calibration()
 MODULES = ["specs", "shapes", "calibration", "compute", "collectives", "memory", "training",
-           "inference", "energy", "checks", "api", "dense", "scheduled"]
+           "inference", "energy", "checks", "api", "dense", "scheduled",
+           "execution.nccl"]
 
 
 @pytest.mark.parametrize("name", MODULES)
