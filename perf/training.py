@@ -75,8 +75,10 @@ class TrainingConfig(BaseModel):
     dp_overlap: bool = Field(default=False, description="overlap data-parallel gradient "
                              "communication with the backward pass")
     fused_attention: bool = Field(default=False, description="FlashAttention-style fused kernel")
-    precision: Literal["fp32", "tf32", "fp16", "bf16", "fp8"] = Field(
-        default="bf16", description="matmul precision")
+    precision: Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8"] = Field(
+        default="bf16", description="matmul precision (fp8, int8: 8-bit matmul operands at the "
+        "chip's 8-bit peak, as FP8 mixed precision or INT8 quantized training such as Google's "
+        "AQT do)")
     grad_bytes: float = Field(default=4.0, gt=0, description="bytes per gradient (4: fp32 "
                               "accumulation and reduction as in Megatron; 2: 16-bit)")
     offload_optimizer: bool = Field(default=False, description="keep the optimizer state in the "

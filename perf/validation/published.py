@@ -15,8 +15,9 @@ with one stated protocol per metric:
   divide the chips used (replicas on the rest) and batches that fit memory, prefill included.
   MLPerf *Server* rows are latency-constrained (a queueing result the model does not estimate)
   and are skipped with that reason.
-- ``ModelFlopsPerSecondPerChip`` (MaxText tables): fully sharded data parallel (ZeRO-3) over the
-  chips used, as the MaxText recipes run, at the stated global batch, best micro-batch.
+- ``ModelFlopsPerSecondPerChip`` (MaxText tables, PaLM): fully sharded data parallel (ZeRO-3)
+  over the chips used, as the MaxText recipes run, with the tensor-parallel degree a source
+  states (PaLM: 12), at the stated global batch, best micro-batch.
 - ``TimeToTrain``: the result's own trained tokens (``ak:tokensToTrain``) over the modelled
   throughput at the best tensor x pipeline x data layout that fits; results without their
   tokens are skipped, and LoRA fine-tuning (which the full-training model does not describe).
@@ -130,7 +131,7 @@ def stored_results(kb: Any) -> list[Result]:
 def _precision(res: Result) -> str:
     """The submission's stated precision where the protocol file has it, else the workload's
     (fp16 and bf16 stand in for each other in the model)."""
-    stated = protocols()["precisions"].get(res.name, {}).get("precision")
+    stated = protocols()["results"].get(res.name, {}).get("precision")
     p = str(stated or res.precision)
     return "bf16" if p == "fp16" else p
 
@@ -187,12 +188,13 @@ def _best_throughput(model: ModelSpec, system: SystemSpec, chips: int, prompt: i
 
 
 def _best_training(model: ModelSpec, system: SystemSpec, chips: int, batch: int, precision: str,
-                   cal: Calibration, fsdp_only: bool) -> TrainingEstimate:
-    """Fastest layout that fits: ZeRO-3 over all chips (``fsdp_only``) or tensor x pipeline x
-    data over the first network level's divisors, full or selective recompute, micro-batch."""
+                   cal: Calibration, fsdp_only: bool, tp: int | None = None) -> TrainingEstimate:
+    """Fastest layout that fits: ZeRO-3 over all chips (``fsdp_only``; with a tensor-parallel
+    degree ``tp`` where the source states one) or tensor x pipeline x data over the first
+    network level's divisors, full or selective recompute, micro-batch."""
     layouts: list[dict[str, object]] = []
-    tps = (1,) if fsdp_only else tuple(t for t in (1, 2, 4, 8) if chips % t == 0
-                                       and t <= system.levels[0].group_chips)
+    tps = (tp or 1,) if fsdp_only else tuple(t for t in (1, 2, 4, 8) if chips % t == 0
+                                             and t <= system.levels[0].group_chips)
     for tp in tps:
         pps = (1,) if fsdp_only else tuple(p for p in (1, 2, 4, 8, 16)
                                            if (chips // tp) % p == 0 and model.layers % p == 0)
@@ -230,7 +232,7 @@ def predict(res: Result, systems: SystemResolver, cal: Calibration) -> float:
         raise Skip("validated from its shipped CSV file")
     if res.metric not in METRICS:
         raise Skip(f"metric {res.metric} has no protocol")
-    note = proto["precisions"].get(res.name, {})
+    note = proto["results"].get(res.name, {})
     if note.get("skip"):
         raise Skip(str(note["skip"]))
     try:
@@ -259,8 +261,9 @@ def predict(res: Result, systems: SystemResolver, cal: Calibration) -> float:
                    "optimizer state, which LoRA does not compute")
     batch = res.batch or res.chips
     if res.metric == "ModelFlopsPerSecondPerChip":
-        return _best_training(model, system, res.chips, batch, precision, cal,
-                              fsdp_only=True).model_flops_per_s_per_chip
+        stated = note.get("layout", {})
+        return _best_training(model, system, res.chips, batch, precision, cal, fsdp_only=True,
+                              tp=stated.get("tp")).model_flops_per_s_per_chip
     if res.tokens is None:
         raise Skip("the result does not record the tokens its run trained (ak:tokensToTrain)")
     run = _best_training(model, system, res.chips, batch, precision, cal, fsdp_only=False)

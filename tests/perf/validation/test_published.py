@@ -117,3 +117,20 @@ def test_a_result_without_the_tokens_it_trained_is_skipped_not_guessed(
                if r.name == "mlperf-training-v3-1-google-tpu-v5e-4096-gpt3")
     with using(kb), pytest.raises(Skip, match="tokens"):
         predict(dataclasses.replace(res, tokens=None), system_spec, CAL)
+
+
+def test_a_stated_precision_or_layout_is_the_protocol_not_a_fit(kb: KnowledgeBase) -> None:
+    """Google's v3.1 GPT-3 run trained with INT8 (AQT) matmuls and PaLM ran 12-way model
+    parallel: the protocol file says so with its source, and the row follows it."""
+    from accelkb.perf.validation.published import protocols
+
+    found = {r.name: r for r in stored_results(kb)}
+    v5e = found["mlperf-training-v3-1-google-tpu-v5e-4096-gpt3"]
+    assert protocols()["results"][v5e.name]["precision"] == "int8"
+    with using(kb):
+        as_stated = predict(v5e, system_spec, CAL)
+        as_bf16 = predict(dataclasses.replace(v5e, iri=v5e.iri + "-bf16"), system_spec, CAL)
+    assert as_stated < as_bf16  # INT8 matmuls run at the chip's 8-bit peak
+    palm = found["palm-540b-tpu-v4-one-pod"]
+    assert protocols()["results"][palm.name]["layout"] == {"tp": 12}
+    assert "source" in protocols()["results"][palm.name]
