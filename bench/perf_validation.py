@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from accelkb.perf.calibration import load_calibration
-from accelkb.perf.validation import fit, residuals
-from accelkb.perf.validation.others import run_all
+from accelkb.perf.validation import fit, published, residuals
+from accelkb.perf.validation.suite import run_all
 from accelkb.perf.validation.training import FileResult, SystemResolver
 
 
@@ -85,6 +85,17 @@ def print_vendors(results: list[FileResult]) -> None:
         ok = "yes" if (row.measured > 1) == (row.predicted > 1) else "NO"
         print(f"  {what:<10} {row.label:<44} measured {row.measured:.3g}, model "
               f"{row.predicted:.3g}: {ok}")
+    offline = [row for fr in results if fr.file == published.FILE for row in fr.rows
+               if "offline" in row.label and "[AggregateTokensPerSecond]" in row.label]
+    pairs = [(a, b) for i, a in enumerate(offline) for b in offline[i + 1:]]
+    same = [(a, b) for a, b in pairs
+            if (a.measured > b.measured) == (a.predicted > b.predicted)]
+    print(f"\norderings of MLPerf Inference llama2-70b Offline throughput (whole submissions): "
+          f"{len(same)} of {len(pairs)} pairs reproduced")
+    for a, b in pairs:
+        if (a, b) not in same:
+            print(f"  NOT: {a.label.split()[0]} ({a.measured:.4g} measured, {a.predicted:.4g} "
+                  f"model) vs {b.label.split()[0]} ({b.measured:.4g}, {b.predicted:.4g})")
 
 
 def main() -> int:

@@ -25,6 +25,9 @@ class Calibration(BaseModel):
 
     matmul_efficiency: float = Field(gt=0, le=1, description="achieved fraction of dense peak "
                                      "for large matrix multiplies")
+    low_precision_matmul_efficiency: float = Field(
+        default=0.78, gt=0, le=1, description="achieved fraction of the 8-bit (and 4-bit) dense "
+        "peak for large matrix multiplies (FP8, INT8, FP4)")
     memory_efficiency: float = Field(gt=0, le=1, description="achieved fraction of memory-tier "
                                      "bandwidth for streaming operations")
     kernel_overhead_s: float = Field(ge=0, description="fixed time per kernel when a framework "
@@ -53,6 +56,21 @@ class Calibration(BaseModel):
                                     "fused tensor-parallel all-reduce latency), s")
     dataflow_section_s: float = Field(ge=0, description="fixed time per decoder layer per "
                                       "sequence of a fused dataflow decode step, s")
+
+
+def at_precision(cal: Calibration, precision: str) -> Calibration:
+    """``cal`` with the matmul efficiency of ``precision``: 8- and 4-bit matmuls run at
+    ``low_precision_matmul_efficiency`` of their (doubled or quadrupled) peak.
+
+    >>> c = load_calibration()
+    >>> at_precision(c, "bf16").matmul_efficiency == c.matmul_efficiency
+    True
+    >>> at_precision(c, "fp8").matmul_efficiency == c.low_precision_matmul_efficiency
+    True
+    """
+    if precision in ("fp8", "int8", "fp4"):
+        return cal.model_copy(update={"matmul_efficiency": cal.low_precision_matmul_efficiency})
+    return cal
 
 
 def calibration_document() -> dict[str, dict[str, object]]:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from accelkb.errors import InputError
 
-from .calibration import Calibration
+from .calibration import Calibration, at_precision
 from .collectives import collective_time
 from .compute import _gemm, ops_exchange_time, ops_time, peak_for
 from .memory import sram_only_capacity
@@ -144,6 +144,7 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
     if global_batch % chips:
         raise InputError(f"expected global_batch divisible by {chips} chips, got {global_batch}")
     chip = system.chip
+    cal = at_precision(cal, precision)
     samples_per_chip = global_batch // chips
     held = working_set(work, micro_batch or samples_per_chip, recompute, precision)
     sram = sram_only_capacity(chip)

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 from accelkb.errors import InputError
 
-from .calibration import Calibration
+from .calibration import Calibration, at_precision
 from .compute import Op, layer_forward_ops, logits_ops, op_time, peak_for
 from .energy import run_power
 from .execution import dataflow, static
@@ -152,8 +152,9 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         raise InputError(f"expected tp x pp <= {system.chips} chips of '{system.name}', got "
                          f"{tp} x {pp} = {chips}")
     chip, levels = system.chip, system.levels
-    cal = cal.model_copy(update={"kernel_overhead_s": cal.compiled_op_overhead_s if chip.compiled
-                                 else cal.graph_op_overhead_s})
+    cal = at_precision(cal, cfg.precision).model_copy(update={
+        "kernel_overhead_s": cal.compiled_op_overhead_s if chip.compiled
+        else cal.graph_op_overhead_s})
     e = float(BYTES_PER[cfg.precision])
     peak = peak_for(chip, cfg.precision)
     ctx_max = cfg.prompt_len + cfg.output_len

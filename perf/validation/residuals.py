@@ -30,9 +30,13 @@ TAGS: dict[tuple[str, str], tuple[str, str, str]] = {
     ("mosaicml_mpt_training_throughput_mfu.csv", "tokens"): ("nvidia", "training", "rate"),
     ("mlperf_training_ipu_vs_dgx_bert_resnet.csv", "BERT"): ("graphcore", "training", "time"),
     ("mlperf_training_ipu_vs_dgx_bert_resnet.csv", "ResNet"): ("graphcore", "training", "time"),
-    ("llm_inference_bench_argonne_70b.csv", "request"): ("nvidia", "inference", "time"),
+    ("llm_inference_bench_argonne_70b.csv", "request latency (s), NVIDIA"):
+        ("nvidia", "inference", "time"),
+    ("llm_inference_bench_argonne_70b.csv", "request latency (s), AMD"):
+        ("amd", "inference", "time"),
     ("llm_inference_bench_argonne_sn40l.csv", "request"): ("sambanova", "inference", "time"),
     ("llmperf_groq_llama2_70b.csv", "decode"): ("groq", "decode", "time"),
+    ("graphcore_bow_training_throughput.csv", "training"): ("graphcore", "training", "rate"),
 }
 CLAIMS_FILE = "llm_inference_vendor_claims.csv"
 #: Vendor claims by the label's first word.

@@ -13,7 +13,7 @@ from accelkb.perf.calibration import load_calibration
 from accelkb.perf.from_kb import system_spec
 from accelkb.perf.uncertainty import interval, residual_table
 from accelkb.perf.validation import residuals
-from accelkb.perf.validation.others import run_all
+from accelkb.perf.validation.suite import run_all
 
 
 def test_the_stored_residuals_are_those_of_the_current_model() -> None:

@@ -1,0 +1,64 @@
+"""Graphcore's published training throughput on Bow Pod16 and Pod64 (BERT-Large, ResNet-50).
+
+The MLPerf rows of :mod:`.others` compare IPU-PODs with DGX A100 as time-to-train ratios; the rows
+here check the IPU model on its own, in samples per second, against Graphcore's performance-
+results tables (``graphcore_bow_training_throughput.csv``, each row with the table row it quotes).
+Nothing is fitted on them. The layouts are those of Graphcore's MLPerf BERT and ResNet-50 code:
+
+- BERT-Large: four-stage pipeline per replica with the layers per IPU of Graphcore's MLPerf
+  POD16 configuration (``perf/data/mlperf_submissions.json``: 3, 7, 7, 7, embedding on the first
+  IPU), replicas on the other IPUs, replicated tensor sharding of the optimizer state, 16-bit
+  weights and gradients, recomputation in the backward pass; the tables give no micro-batch, so
+  the model takes the fastest that fits the SRAM (as a submitter tunes it);
+- ResNet-50: data parallel, one replica per IPU, the fastest micro-batch and recomputation that
+  fit (:func:`accelkb.perf.dense.best_dense_layout`).
+"""
+
+from __future__ import annotations
+
+from accelkb.errors import InputError
+from accelkb.perf.calibration import Calibration
+from accelkb.perf.dense import best_dense_layout
+from accelkb.perf.validation.others import _resnet, _submissions
+from accelkb.perf.validation.training import (
+    FileResult,
+    Row,
+    SystemResolver,
+    best_layout,
+    cached,
+    known_models,
+    read_rows,
+)
+
+FILE = "graphcore_bow_training_throughput.csv"
+
+
+def check_graphcore_throughput(systems: SystemResolver, cal: Calibration) -> FileResult:
+    """Predicted samples per second of every row of :data:`FILE`."""
+    systems = cached(systems)
+    res = FileResult(FILE, "training throughput (samples/s), Graphcore Bow Pods")
+    stages = tuple(int(x) for x in _submissions()["bert"]["ipu"]["stage_layers"]["16"])  # type: ignore[index]
+    for r in read_rows(FILE):
+        ipus, gbs, seq = int(r["ipus"]), int(r["global_batch"]), int(r["seq_len"])
+        label = f"{r['system']} {r['model']} {r['phase']} {r['framework']} {r['sdk']} b{gbs}"
+        try:
+            system = systems(r["system"], ipus)
+            if r["model"] == "bert-large":
+                base = {"tp": 1, "pp": len(stages), "dp": ipus // len(stages), "global_batch": gbs,
+                        "recompute": "full", "rts": True, "precision": "fp16", "grad_bytes": 2,
+                        "stage_layers": stages, "seq_len": seq}
+                est = best_layout(known_models()["bert-large"], system, base, cal,
+                                  micro_batches=(1, 2, 4, 8, 16, 32), interleaves=(1,))
+                if est is None:
+                    res.skipped.append(f"{label}: no micro-batch fits the SRAM")
+                    continue
+                predicted = gbs / est.step_time_s
+            else:
+                dense, _, _ = best_dense_layout(_resnet(), system, ipus, gbs, cal)
+                predicted = dense.samples_per_s
+        except InputError as exc:
+            res.skipped.append(f"{label}: {exc}")
+            continue
+        res.rows.append(Row(label, float(r["throughput"]), predicted, sense="rate"))
+    return res
+
