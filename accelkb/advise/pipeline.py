@@ -384,10 +384,7 @@ def _network(model: Any, spec: Any, base: Any, est: Any, scaling: list[Any], wl:
     network = advise_network.traffic(base, model.layers, spec)
     if not network:
         return [], [], [], scaling
-    from accelkb.perf.calibration import load_calibration
-
-    adv = advise_advantages.advantages(network, est.time_s,
-                                       load_calibration().collective_step_latency_s)
+    adv = advise_advantages.advantages(network, est.time_s, gpu_stack=True)
 
     def at(n: int) -> tuple[float, float | None, list[Any], str]:
         sized = spec.with_chips(n)

@@ -90,3 +90,16 @@ def test_the_rack_schedule_balances_load_that_dynamic_routing_does_not() -> None
     ecmp = simulate_collective(topo, "allgather", 1, policy="ecmp").load_imbalance
     adaptive = simulate_collective(topo, "allgather", 1, policy="adaptive").load_imbalance
     assert 1.0 <= sched < adaptive < ecmp
+
+
+def test_the_gpu_stack_upper_figure_is_nccls_own_latency_for_the_protocol_used() -> None:
+    from accelkb.advise.network.advantages import nccl_software_s
+
+    rows = [_row(chunk_bytes=16384.0, per_token=7, scheduled_steps=1, ecmp_steps=1.0,
+                 adaptive_steps=1.0)]
+    adv = advantages(rows, token_s=1e-3, gpu_stack=True)
+    assert adv[2].upper_seconds_per_token == pytest.approx(
+        adv[2].seconds_per_token + 7 * nccl_software_s("LL", 1.0))  # LL: the least latency
+    assert "tuning.cc" in " ".join(adv[2].basis)
+    # NCCL's LL: 6.6 us per collective and 0.6 us per NVLink step
+    assert nccl_software_s("LL", 1.0) == pytest.approx(7.2e-6)

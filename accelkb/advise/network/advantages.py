@@ -85,13 +85,30 @@ def dynamic_seconds(r: TrafficRow) -> float:
     return _dynamic_one(r, best_protocol(r))
 
 
+def nccl_software_s(protocol: str, steps: float) -> float:
+    """What NCCL's own cost model charges one collective beyond the wire with ``protocol``
+    over ``steps`` NVLink ring steps: its base latency plus a latency per step
+    (``perf/data/nccl_tuning.json``), seconds.
+
+    >>> round(nccl_software_s("LL", 2) * 1e6, 2)
+    7.8
+    """
+    from accelkb.perf.execution.nccl import tuning
+
+    t = tuning()
+    return 1e-6 * (t["base_latency_us"]["ring"][protocol]
+                   + steps * t["step_latency_us"]["nvlink"]["ring"][protocol])
+
+
 def advantages(rows: list[TrafficRow], token_s: float,
-               software_step_s: float | None = None) -> list[Advantage]:
+               software_step_s: float | None = None, gpu_stack: bool = False
+               ) -> list[Advantage]:
     """The three advantages on this token's traffic (empty without scheduled traffic).
 
-    ``software_step_s`` (a GPU collective's software cost per step: launch and
-    synchronisation, as fitted on NCCL measurements) gives the latency advantage's upper
-    figure: what a handshake-less network saves when the dynamic side is a GPU stack."""
+    The latency advantage's upper figure is what a handshake-less network saves when the
+    dynamic side is a GPU stack: with ``gpu_stack``, NCCL's own latencies, the smallest of its
+    protocols' (:func:`nccl_software_s`: LL's on every size NCCL's table covers), so the figure
+    is not inflated; or a flat ``software_step_s`` per step."""
     rows = [r for r in rows if r.link_bytes_per_s and r.chunk_bytes]
     if not rows:
         return []
@@ -112,7 +129,8 @@ def advantages(rows: list[TrafficRow], token_s: float,
         else:
             loads.append(f"{r.role}: one point-to-point transfer, no load to balance; "
                          f"{r.scheduled_steps:g} against {d:g} steps")
-        software += r.per_token * d * (software_step_s or 0.0)
+        software += r.per_token * (min(nccl_software_s(q, d) for q in ("LL", "LL128", "Simple"))
+                                   if gpu_stack else d * (software_step_s or 0.0))
         shares.append(f"{r.role}: {r.chunk_bytes:,.0f} B chunks; the best dynamic protocol is "
                       f"{p.name} (payload share {p.payload_share:.4g}, {p.control_messages} "
                       f"control message(s) per transfer: {p.meaning}; {p.source}, "
@@ -135,12 +153,17 @@ def advantages(rows: list[TrafficRow], token_s: float,
         Advantage(claim="low chip-to-chip latency (router-less, handshake-less)",
                   measure="hops and control messages per transfer", seconds_per_token=control,
                   share_of_token=frac(control),
-                  upper_seconds_per_token=control + software if software_step_s else None,
-                  basis=hops + ([f"upper figure: {software_step_s * 1e6:.3g} us of software "
+                  upper_seconds_per_token=control + software
+                  if software_step_s or gpu_stack else None,
+                  basis=hops + (["upper figure: NCCL's own latencies on the dynamic side, a "
+                                 "base latency per collective and a latency per NVLink ring "
+                                 "step, the smallest of its protocols' (NVIDIA/nccl "
+                                 "tuning.cc: perf/data/nccl_tuning.json), which a compiled "
+                                 "schedule does not pay"] if gpu_stack else
+                                [f"upper figure: {software_step_s * 1e6:.3g} us of software "
                                  "launch and synchronisation per collective step on the "
-                                 "dynamic side (collective_step_latency_s, fitted on NCCL "
-                                 "measurements: perf/data/calibration.json), which a compiled "
-                                 "schedule does not pay"] if software_step_s else []))]
+                                 "dynamic side, which a compiled schedule does not pay"]
+                                if software_step_s else []))]
 
 
 def sentence(adv: list[Advantage], token_s: float, rows: Sequence[TrafficRow] = (),
@@ -154,7 +177,8 @@ def sentence(adv: list[Advantage], token_s: float, rows: Sequence[TrafficRow] = 
                       f"({_pct(a.share_of_token)})" for i, a in enumerate(adv, 1))
     total = sum(a.seconds_per_token for a in adv)
     upper = adv[-1].upper_seconds_per_token
-    soft = (f"; with a GPU stack's software cost per collective step on the dynamic side, the "
+    soft = (f"; with a GPU stack's software latencies on the dynamic side (NCCL's own, per "
+            f"collective and per step), the "
             f"latency advantage grows to {upper * 1e3:.2g} ms ({_pct(upper / token_s)} of the "
             "token)" if upper is not None and token_s else "")
     sched = sum(r.per_token * r.scheduled_s for r in rows)
