@@ -111,7 +111,7 @@ def main() -> int:
     print(f"# accelkb.perf validation — systems from {where}")
     if args.fit:
         for step in (fit.fit_collectives, fit.fit_compute, fit.fit_inference, fit.fit_power,
-                     fit.fit_dataflow, fit.fit_deterministic):
+                     fit.fit_dataflow, fit.fit_deterministic, fit.fit_graphcore):
             res = step(systems, cal)
             cal = cal.model_copy(update=res.values)
             print(f"{step.__name__}: {res.values}  errors (median, max): "

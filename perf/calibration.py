@@ -25,6 +25,10 @@ class Calibration(BaseModel):
 
     matmul_efficiency: float = Field(gt=0, le=1, description="achieved fraction of dense peak "
                                      "for large matrix multiplies")
+    vendor_matmul_efficiency: dict[str, float] = Field(
+        default_factory=dict, description="16-bit matmul efficiency fitted on one vendor's own "
+        "rows, used for that vendor's chips instead of matmul_efficiency (vendor short name -> "
+        "fraction of dense peak)")
     low_precision_matmul_efficiency: float = Field(
         default=0.78, gt=0, le=1, description="achieved fraction of the 8-bit (and 4-bit) dense "
         "peak for large matrix multiplies (FP8, INT8, FP4)")
@@ -58,18 +62,25 @@ class Calibration(BaseModel):
                                       "sequence of a fused dataflow decode step, s")
 
 
-def at_precision(cal: Calibration, precision: str) -> Calibration:
-    """``cal`` with the matmul efficiency of ``precision``: 8- and 4-bit matmuls run at
-    ``low_precision_matmul_efficiency`` of their (doubled or quadrupled) peak.
+def at_precision(cal: Calibration, precision: str, vendor: str | None = None) -> Calibration:
+    """``cal`` with the matmul efficiency of ``precision`` on ``vendor``'s chip: 8- and 4-bit
+    matmuls run at ``low_precision_matmul_efficiency`` of their (doubled or quadrupled) peak;
+    16-bit ones at the vendor's own fitted efficiency where it has one
+    (``vendor_matmul_efficiency``), else at ``matmul_efficiency``.
 
     >>> c = load_calibration()
     >>> at_precision(c, "bf16").matmul_efficiency == c.matmul_efficiency
     True
     >>> at_precision(c, "fp8").matmul_efficiency == c.low_precision_matmul_efficiency
     True
+    >>> gc = c.vendor_matmul_efficiency["graphcore"]
+    >>> at_precision(c, "fp16", "graphcore").matmul_efficiency == gc
+    True
     """
     if precision in ("fp8", "int8", "fp4"):
         return cal.model_copy(update={"matmul_efficiency": cal.low_precision_matmul_efficiency})
+    if vendor is not None and vendor in cal.vendor_matmul_efficiency:
+        return cal.model_copy(update={"matmul_efficiency": cal.vendor_matmul_efficiency[vendor]})
     return cal
 
 

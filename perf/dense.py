@@ -5,6 +5,9 @@ parameter count, forward FLOPs per sample and weighted-layer count and applies t
 and collective model: ``3 x F x samples / (peak x matmul_efficiency)`` per chip, three kernels
 (convolution, normalisation, activation) per layer per pass at the execution's per-operation
 cost, a data-parallel all-reduce of 16-bit gradients and an optimizer step over the weights.
+Batch normalisation and activation stream each convolution's output through the memory that
+holds activations (:data:`NORM_ACT_FORWARD` + :data:`NORM_ACT_BACKWARD` accesses per element):
+on a GPU's HBM that is a large share of a ResNet-50 step, in an IPU's SRAM a small one.
 With the network's convolutions as implicit matrix products (``gemms``) each one is timed on the
 roofline, and on a bulk-synchronous chip (IPU) with its exchange phase
 (:func:`accelkb.perf.compute.exchange_time`). ``recompute`` re-runs the forward pass in the
@@ -29,6 +32,14 @@ from .compute import _gemm, ops_exchange_time, ops_time, peak_for
 from .memory import sram_only_capacity
 from .shapes import BYTES_PER
 from .specs import SystemSpec
+
+
+#: Memory accesses per convolution output element of a fused batch-norm + ReLU kernel in one
+#: training step: forward 3 (read for the batch statistics; read, normalise, activate, write),
+#: backward 5 (read dy and x for the dgamma/dbeta reductions; read dy and x, write dx). A count
+#: of the kernel's passes, not a fitted number.
+NORM_ACT_FORWARD = 3
+NORM_ACT_BACKWARD = 5
 
 
 class DenseWorkload(BaseModel):
@@ -144,7 +155,7 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
     if global_batch % chips:
         raise InputError(f"expected global_batch divisible by {chips} chips, got {global_batch}")
     chip = system.chip
-    cal = at_precision(cal, precision)
+    cal = at_precision(cal, precision, chip.vendor)
     samples_per_chip = global_batch // chips
     held = working_set(work, micro_batch or samples_per_chip, recompute, precision)
     sram = sram_only_capacity(chip)
@@ -166,9 +177,17 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
     mb = micro_batch or samples
     if samples % mb:
         raise InputError(f"expected micro_batch to divide the {samples} samples per chip, got {mb}")
-    exchange = 0.0
+    exchange = norm = 0.0
     if work.gemms:
         e = float(BYTES_PER[precision])
+        # batch normalisation and activation stream every convolution's output through memory:
+        # a fused BN + ReLU kernel reads it twice and writes once forward (statistics, then
+        # normalise and activate; again when the forward pass is recomputed) and, backward,
+        # reads dy and x for the dgamma/dbeta reductions, then reads both again and writes dx
+        accesses = NORM_ACT_FORWARD * (2 if recompute else 1) + NORM_ACT_BACKWARD
+        elements = sum(m * n for m, _, n in work.gemms if m > 1)
+        norm = accesses * e * elements * samples / (
+            chip.memory_tiers[0].bandwidth_bytes_per_s * cal.memory_efficiency)
         ops = [_gemm("conv", m * mb, k, n, e) for m, k, n in work.gemms]
         bw = chip.memory_tiers[0].bandwidth_bytes_per_s
         no_fixed = cal.model_copy(update={"kernel_overhead_s": 0.0})  # counted in `overhead`
@@ -184,6 +203,8 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
     optimizer = work.params * 26.0 / bw
     breakdown = {"compute": compute, "overhead": overhead, "data_parallel_comm": dp,
                  "optimizer": optimizer}
+    if norm:
+        breakdown["normalisation"] = norm
     if chip.bsp is not None:
         breakdown["exchange"] = exchange
     step = sum(breakdown.values())

@@ -131,6 +131,16 @@ def interval(value: float, sense: str, vendor: str | None, regime: str,
 Run = Callable[[SystemSpec, Calibration], dict[str, Any]]
 
 
+def _vary_vendor(system: SystemSpec, cal: Calibration, vendor: str
+                 ) -> Callable[[float], tuple[SystemSpec, Calibration]]:
+    """The vendor's own matmul efficiency times a factor (capped at 1)."""
+    def vary(f: float) -> tuple[SystemSpec, Calibration]:
+        table = dict(cal.vendor_matmul_efficiency)
+        table[vendor] = min(1.0, table[vendor] * f)
+        return system, cal.model_copy(update={"vendor_matmul_efficiency": table})
+    return vary
+
+
 def _perturbations(system: SystemSpec, cal: Calibration
                    ) -> list[tuple[str, Callable[[float], tuple[SystemSpec, Calibration]]]]:
     """(name, f(factor) -> (system, calibration)) for every constant and fact varied."""
@@ -138,6 +148,10 @@ def _perturbations(system: SystemSpec, cal: Calibration
     for key, field in Calibration.model_fields.items():
         if key == "idle_power_fraction":
             continue  # power only
+        if key == "vendor_matmul_efficiency":
+            if system.chip.vendor in cal.vendor_matmul_efficiency:
+                out.append((f"calibration {key}", _vary_vendor(system, cal, system.chip.vendor)))
+            continue
         capped = any(getattr(m, "le", None) == 1 for m in field.metadata)
 
         def vary(f: float, key: str = key, capped: bool = capped) -> tuple[SystemSpec,

@@ -177,7 +177,10 @@ def test_calibration_is_documented() -> None:
         entry = doc[name]
         assert {"value", "meaning", "fit", "error"} <= set(entry)
         assert len(str(entry["meaning"])) > 20 and len(str(entry["fit"])) > 10
-        assert not math.isnan(float(str(entry["value"])))
+        values = entry["value"] if isinstance(entry["value"], dict) else {"": entry["value"]}
+        assert values and all(not math.isnan(float(str(v))) for v in values.values())
+        if isinstance(entry["value"], dict):  # per-vendor: fitted on exactly those vendors
+            assert sorted(values) == sorted(entry["fitted_on_vendors"])
 
 
 def test_system_requires_levels() -> None:

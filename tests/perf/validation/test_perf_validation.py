@@ -209,17 +209,20 @@ def test_the_measurements_ship_with_the_package(monkeypatch: pytest.MonkeyPatch)
         assert rows and all(r.get("source") for r in rows), name
 
 
-def test_graphcore_absolute_throughput_rows_are_reported_not_fitted() -> None:
+def test_graphcore_absolute_throughput_rows_fit_bert_and_hold_out_resnet() -> None:
     """Graphcore's own Bow Pod tables check the IPU model in samples/s, not only as ratios to
-    a DGX A100. The model is optimistic there (BERT-Large 1.4-1.7x, ResNet-50 about 2x: the
-    IPU's superstep costs are not all modelled); the test holds the rows to that honest
+    a DGX A100. Graphcore's matmul efficiency is fitted on the BERT-Large rows
+    (vendor_matmul_efficiency); the ResNet-50 rows are held out and stay optimistic
+    (convolutions map worse onto the IPU than BERT's matmuls): the test holds both to that
     envelope, so a change that moves them either way is seen."""
     from accelkb.perf.validation.graphcore import check_graphcore_throughput
 
     fr = check_graphcore_throughput(SYSTEMS, CAL)
     assert len(fr.rows) == 9 and not fr.skipped
-    assert all(r.predicted > r.measured for r in fr.rows)  # optimistic on every row
-    assert all(r.error < 1.5 for r in fr.rows)
+    bert = [r for r in fr.rows if "bert" in r.label]
+    resnet = [r for r in fr.rows if "resnet" in r.label]
+    assert all(abs(r.error) < 0.10 for r in bert)
+    assert all(0.2 < r.error < 0.8 for r in resnet)  # optimistic, under 1.8x
 
 
 def test_amd_mi300x_argonne_rows_are_held_out_under_their_own_vendor() -> None:
