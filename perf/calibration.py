@@ -63,10 +63,11 @@ class Calibration(BaseModel):
 
 
 def at_precision(cal: Calibration, precision: str, vendor: str | None = None) -> Calibration:
-    """``cal`` with the matmul efficiency of ``precision`` on ``vendor``'s chip: 8- and 4-bit
-    matmuls run at ``low_precision_matmul_efficiency`` of their (doubled or quadrupled) peak;
-    16-bit ones at the vendor's own fitted efficiency where it has one
-    (``vendor_matmul_efficiency``), else at ``matmul_efficiency``.
+    """``cal`` with the matmul efficiency of ``precision`` on ``vendor``'s chip: 16-bit matmuls
+    run at the vendor's own fitted efficiency where it has one (``vendor_matmul_efficiency``),
+    else at ``matmul_efficiency``; 8- and 4-bit ones at that figure times
+    ``low_precision_matmul_efficiency / matmul_efficiency`` of their (doubled or quadrupled)
+    peak, so a vendor's own calibration carries over to its hypothetical FP8 datapath.
 
     >>> c = load_calibration()
     >>> at_precision(c, "bf16").matmul_efficiency == c.matmul_efficiency
@@ -77,11 +78,12 @@ def at_precision(cal: Calibration, precision: str, vendor: str | None = None) ->
     >>> at_precision(c, "fp16", "graphcore").matmul_efficiency == gc
     True
     """
-    if precision in ("fp8", "int8", "fp4"):
-        return cal.model_copy(update={"matmul_efficiency": cal.low_precision_matmul_efficiency})
-    if vendor is not None and vendor in cal.vendor_matmul_efficiency:
-        return cal.model_copy(update={"matmul_efficiency": cal.vendor_matmul_efficiency[vendor]})
-    return cal
+    own = cal.vendor_matmul_efficiency.get(vendor or "", cal.matmul_efficiency)
+    if precision in ("fp8", "int8", "fp4"):  # the vendor's own 16-bit figure, scaled alike
+        return cal.model_copy(update={"matmul_efficiency": min(
+            1.0, own * cal.low_precision_matmul_efficiency / cal.matmul_efficiency)})
+    return cal.model_copy(update={"matmul_efficiency": own}) if own != cal.matmul_efficiency \
+        else cal
 
 
 def calibration_document() -> dict[str, dict[str, object]]:

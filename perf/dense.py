@@ -33,7 +33,6 @@ from .memory import sram_only_capacity
 from .shapes import BYTES_PER
 from .specs import SystemSpec
 
-
 #: Memory accesses per convolution output element of a fused batch-norm + ReLU kernel in one
 #: training step: forward 3 (read for the batch statistics; read, normalise, activate, write),
 #: backward 5 (read dy and x for the dgamma/dbeta reductions; read dy and x, write dx). A count
