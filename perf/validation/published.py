@@ -109,8 +109,8 @@ def stored_results(kb: Any) -> list[Result]:
     from accelkb.ontology.kb import stored_query
 
     sources: dict[str, list[str]] = {}
-    for row in kb.query("SELECT ?r ?s WHERE { ?r a ak:BenchmarkResult ; dcterms:source ?s }"):
-        sources.setdefault(str(row.r), []).append(str(row.s).rsplit("/", 1)[-1])
+    for row in kb.query(stored_query("validation_result_sources")):
+        sources.setdefault(str(row.result), []).append(str(row.source).rsplit("/", 1)[-1])
     out = []
     for row in kb.query(stored_query("validation_results")):
         d = {k: (v.toPython() if v is not None else None) for k, v in row.asdict().items()}
@@ -142,9 +142,11 @@ def _shape(res: Result) -> tuple[int, int]:
     """(prompt, output) tokens: the benchmark's request shape where the protocol file has one,
     else the workload's."""
     for bench in protocols()["shapes"].values():
-        if res.workload == bench.get("workload") and res.round.startswith(bench["round_prefix"]) \
-                or res.workload.startswith(bench.get("workload_prefix", "\0")) \
-                and res.system.startswith(bench.get("system_prefix", "\0")):
+        by_round = res.workload == bench.get("workload") \
+            and res.round.startswith(bench.get("round_prefix", "\0"))
+        by_system = res.workload.startswith(bench.get("workload_prefix", "\0")) \
+            and res.system.startswith(bench.get("system_prefix", "\0"))
+        if by_round or by_system:
             return int(bench["input_tokens"]), int(bench["output_tokens"])
     if res.input_tokens is None or res.output_tokens is None:
         raise Skip("the workload has no request shape (ak:inputTokens, ak:outputTokens)")
