@@ -314,8 +314,11 @@ def _schedule(topology: str | Path | Topology, collective: str, chunks: int,
               use_z3: bool, t0: float) -> ScheduleResult:
     topo = _topology(topology)
     if topo.n > MAX_CHIPS:
-        raise InputError(f"expected at most {MAX_CHIPS} chips for schedule synthesis, got "
-                         f"{topo.n} in {topo.name}; schedule one rack or node level instead")
+        what = (f"{topo.n}" if topo.n == topo.endpoints else
+                f"{topo.n} ({topo.endpoints} chips and {topo.n - topo.endpoints} switch "
+                f"node{'s' if topo.n - topo.endpoints != 1 else ''})")
+        raise InputError(f"expected at most {MAX_CHIPS} network nodes for schedule synthesis, "
+                         f"got {what} in {topo.name}; schedule one rack or node level instead")
     inst = Instance(topo, collective, chunks, tuple(demand or ()), root)
     expected = _expected_transfers(inst)
     if expected > MAX_TRANSFERS:

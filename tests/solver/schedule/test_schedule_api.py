@@ -339,3 +339,9 @@ def test_ball_bound_closed_form_tail_equals_the_step_by_step_count() -> None:
                 (spec, chunks)
     assert ball_bound(parse_topology("torus:4x4"), 10**9,
                       all_distances(parse_topology("torus:4x4"))) == 3_750_000_000
+
+
+def test_a_network_over_the_synthesis_limit_is_refused_counting_chips_and_switches_apart() -> None:
+    """A 2,048-chip switch is 2,049 graph nodes: the refusal says which are chips."""
+    with pytest.raises(InputError, match=r"got 2049 \(2048 chips and 1 switch node\) in switch:2048"):
+        schedule("switch:2048", "allreduce")
