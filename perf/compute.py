@@ -3,8 +3,10 @@
 A transformer layer is broken into operations of two classes: ``matmul`` (tensor-core work,
 bounded by ``peak x matmul_efficiency`` or by the bytes it moves) and ``stream`` (norms, softmax,
 dropout, activations, residuals: bounded by ``bandwidth x memory_efficiency``). Each operation
-also pays ``kernel_overhead_s``. Per-chip quantities account for tensor parallelism ``tp`` and
-sequence parallelism (norm/dropout work split ``tp`` ways instead of replicated).
+also pays ``kernel_overhead_s``: added to it on a compiled chip, overlapped with the device's
+work where a host launches kernels asynchronously (:func:`ops_time` ``overlap_host``). Per-chip
+quantities account for tensor parallelism ``tp`` and sequence parallelism (norm/dropout work
+split ``tp`` ways instead of replicated).
 
 On a bulk-synchronous chip (Graphcore IPU: ``ChipSpec.bsp``) each multiply also runs an
 exchange phase that is not overlapped with its compute phase: the operands a tile does not own
@@ -172,11 +174,31 @@ def logits_ops(model: ModelSpec, tokens: float, tp: int = 1, precision: str = "b
 
 
 def ops_time(ops: list[Op], peak_flops: float, bandwidth: float, cal: Calibration,
-             scale: float = 1.0, bsp: tuple[int, float] | None = None) -> float:
+             scale: float = 1.0, bsp: tuple[int, float] | None = None,
+             overlap_host: bool = False) -> float:
     """Sum of roofline times; ``scale`` multiplies work and overheads (2 for a backward pass:
     its two products per forward product have the same exchange bound, which is symmetric in
-    m, k, n)."""
-    return scale * sum(op_time(o, peak_flops, bandwidth, cal, bsp) for o in ops)
+    m, k, n).
+
+    ``overlap_host``: the operations are launched asynchronously by a host (an eager framework
+    on a GPU), so the host's per-kernel time (``kernel_overhead_s`` for each kernel) overlaps
+    the device's work and the pass takes the longer of the two: device-bound for large
+    operations, launch-bound for small ones (small hidden sizes, high tensor parallelism).
+    Without it each kernel's fixed cost adds to its roofline time (a compiled program's
+    per-operation cost, which the chip itself pays).
+
+    >>> from accelkb.perf.calibration import load_calibration
+    >>> cal = load_calibration()
+    >>> tiny = [Op("add", "stream", 0.0, 1e3, kernels=10)]
+    >>> ops_time(tiny, 1e15, 1e12, cal, overlap_host=True) == 10 * cal.kernel_overhead_s
+    True
+    """
+    if not overlap_host:
+        return scale * sum(op_time(o, peak_flops, bandwidth, cal, bsp) for o in ops)
+    device = cal.model_copy(update={"kernel_overhead_s": 0.0})
+    busy = sum(op_time(o, peak_flops, bandwidth, device, bsp) for o in ops)
+    host = sum(o.kernels for o in ops) * cal.kernel_overhead_s
+    return scale * max(busy, host)
 
 
 def ops_exchange_time(ops: list[Op], bsp: tuple[int, float] | None, scale: float = 1.0) -> float:

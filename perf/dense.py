@@ -4,7 +4,8 @@ The transformer shapes cannot describe a convolutional network, so this path tak
 parameter count, forward FLOPs per sample and weighted-layer count and applies the same roofline
 and collective model: ``3 x F x samples / (peak x matmul_efficiency)`` per chip, three kernels
 (convolution, normalisation, activation) per layer per pass at the execution's per-operation
-cost, a data-parallel all-reduce of 16-bit gradients and an optimizer step over the weights.
+cost (on a GPU the host's launch time, which shows only where it exceeds the device's work),
+a data-parallel all-reduce of 16-bit gradients and an optimizer step over the weights.
 Batch normalisation and activation stream each convolution's output through the memory that
 holds activations (:data:`NORM_ACT_FORWARD` + :data:`NORM_ACT_BACKWARD` accesses per element):
 on a GPU's HBM that is a large share of a ResNet-50 step, in an IPU's SRAM a small one.
@@ -197,6 +198,8 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
     else:
         compute = passes * work.flops_per_sample_forward * samples / (peak * cal.matmul_efficiency)
     overhead = passes * 3 * work.layers * per_op * samples / mb
+    if not chip.compiled:  # a host launches the kernels asynchronously: only what the device's
+        overhead = max(0.0, overhead - compute - exchange - norm)  # work does not hide shows
     dp = collective_time("all_reduce", work.params * 2.0, chips, system.levels, cal)
     bw = chip.memory_tiers[0].bandwidth_bytes_per_s * cal.memory_efficiency
     optimizer = work.params * 26.0 / bw

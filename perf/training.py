@@ -224,11 +224,12 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     bsp = chip.bsp  # bulk-synchronous chip: exchange phases add to compute phases
     fwd = layer_forward_ops(model, mb, s, s, tp, sp, cfg.precision, cfg.fused_attention)
     rc_ops = recompute_ops(fwd, cfg.recompute)
-    t_f_layer = ops_time(fwd, peak, bw, cal, bsp=bsp)
-    t_b_layer = ops_time(fwd, peak, bw, cal, scale=2.0, bsp=bsp)
-    t_rc_layer = ops_time(rc_ops, peak, bw, cal, bsp=bsp)
+    host = not chip.compiled  # an eager framework launches kernels asynchronously from a host
+    t_f_layer = ops_time(fwd, peak, bw, cal, bsp=bsp, overlap_host=host)
+    t_b_layer = ops_time(fwd, peak, bw, cal, scale=2.0, bsp=bsp, overlap_host=host)
+    t_rc_layer = ops_time(rc_ops, peak, bw, cal, bsp=bsp, overlap_host=host)
     lg = logits_ops(model, mb * s, tp, cfg.precision)
-    t_logits = ops_time(lg, peak, bw, cal, scale=3.0, bsp=bsp)
+    t_logits = ops_time(lg, peak, bw, cal, scale=3.0, bsp=bsp, overlap_host=host)
     layers = max(cfg.stage_layers) if cfg.stage_layers else math.ceil(model.layers / pp)
     x_rc_layer = ops_exchange_time(rc_ops, bsp)
     exchange_mb = layers * (ops_exchange_time(fwd, bsp, 3.0) + x_rc_layer) \

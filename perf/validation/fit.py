@@ -109,7 +109,8 @@ def fit_compute(systems: SystemResolver, cal: Calibration, single_rows: int = 12
     best: Fit | None = None
     for me, mem, ko in itertools.product((0.66, 0.70, 0.72, 0.74, 0.76, 0.78, 0.80, 0.82),
                                          (0.7, 0.8, 0.9),
-                                         (5e-6, 10e-6, 15e-6, 20e-6, 25e-6, 30e-6)):
+                                         (10e-6, 20e-6, 30e-6, 40e-6, 50e-6, 55e-6, 60e-6,
+                                          65e-6, 70e-6, 80e-6)):
         c = cal.model_copy(update={"matmul_efficiency": me, "memory_efficiency": mem,
                                    "kernel_overhead_s": ko})
         files = [check_megatron(systems, c), check_korthikanti_time(systems, c)[0],

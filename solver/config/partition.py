@@ -94,12 +94,14 @@ def units(model: ModelSpec | str | Path, system: SystemSpec | str | Path, micro_
     peak, bw = peak_for(chip, prec), chip.memory_tiers[0].bandwidth_bytes_per_s
     tok = float(micro_batch * m.seq_len)
     fwd = layer_forward_ops(m, micro_batch, m.seq_len, m.seq_len, 1, False, prec)
-    t_layer = ops_time(fwd, peak, bw, cal, 3.0) + ops_time(recompute_ops(fwd, recompute), peak,
-                                                           bw, cal)
+    host = not chip.compiled  # eager launches overlap the device's work (compute.ops_time)
+    t_layer = ops_time(fwd, peak, bw, cal, 3.0, overlap_host=host) + ops_time(
+        recompute_ops(fwd, recompute), peak, bw, cal, overlap_host=host)
     stash = activation_bytes_per_layer(m, micro_batch, 1, False, recompute)
     temp = activation_bytes_per_layer(m, micro_batch, 1, False, "none")
     emb_out = tok * m.hidden * e
-    t_emb = ops_time([Op("embedding", "stream", 0.0, 2.0 * emb_out)], peak, bw, cal, 3.0)
+    t_emb = ops_time([Op("embedding", "stream", 0.0, 2.0 * emb_out)], peak, bw, cal, 3.0,
+                     overlap_host=host)
     head_params = output_params(m) or m.vocab * m.hidden
     lg = logits_ops(m, tok, 1, prec)
     logits_bytes = tok * m.vocab * e
@@ -108,7 +110,7 @@ def units(model: ModelSpec | str | Path, system: SystemSpec | str | Path, micro_
         [head_params * per_param]
     sh = [emb_out] + [stash] * m.layers + [emb_out]
     tm = [emb_out] + [temp] * m.layers + [logits_bytes]
-    tt = [t_emb] + [t_layer] * m.layers + [ops_time(lg, peak, bw, cal, 3.0)]
+    tt = [t_emb] + [t_layer] * m.layers + [ops_time(lg, peak, bw, cal, 3.0, overlap_host=host)]
     return Units(names, [round(x) for x in st], [round(x) for x in sh], [round(x) for x in tm],
                  [max(1, round(x * NS)) for x in tt]), chip.memory_tiers[0].capacity_bytes
 

@@ -219,3 +219,21 @@ def test_fullest_pipeline_stage_sets_the_pace() -> None:
         assert skew.breakdown[part] == pytest.approx(even.breakdown[part] * 7 / 6, rel=0.05)
     with pytest.raises(InputError):
         estimate(bert, pod, TrainingConfig(**base, stage_layers=(6, 6, 6)), cal)  # type: ignore[arg-type]
+
+
+def test_host_launches_overlap_the_device_work() -> None:
+    """An eager framework's launches are asynchronous: a pass takes the longer of the device's
+    work and the host's, so a big layer is device-bound (its kernels' host time hidden) and a
+    tiny one launch-bound (its time is the host's, whatever the device does)."""
+    peak = peak_for(A100, "bf16")
+    bw = A100.memory_tiers[0].bandwidth_bytes_per_s
+    device = CAL.model_copy(update={"kernel_overhead_s": 0.0})
+    big = layer_forward_ops(gpt3(), 8, 2048, 2048)
+    kernels = sum(o.kernels for o in big)
+    assert ops_time(big, peak, bw, CAL, overlap_host=True) == ops_time(big, peak, bw, device)
+    assert ops_time(big, peak, bw, CAL) == pytest.approx(
+        ops_time(big, peak, bw, device) + kernels * CAL.kernel_overhead_s)
+    tiny = layer_forward_ops(small(), 1, 8, 8, tp=8)
+    host = sum(o.kernels for o in tiny) * CAL.kernel_overhead_s
+    assert ops_time(tiny, peak, bw, CAL, overlap_host=True) == host
+    assert ops_time(tiny, peak, bw, CAL, 2.0, overlap_host=True) == 2.0 * host
