@@ -10,15 +10,20 @@ Nothing is fitted on them. The layouts are those of Graphcore's MLPerf BERT and 
   IPU), replicas on the other IPUs, replicated tensor sharding of the optimizer state, 16-bit
   weights and gradients, recomputation in the backward pass; the tables give no micro-batch, so
   the model takes the fastest that fits the SRAM (as a submitter tunes it);
-- ResNet-50: data parallel, one replica per IPU, the fastest micro-batch and recomputation that
-  fit (:func:`accelkb.perf.dense.best_dense_layout`).
+- ResNet-50: data parallel, one replica per IPU, at the micro-batch and recomputation of the
+  configuration the row's global batch identifies (``micro_batch``, ``recompute`` and
+  ``layout_source`` columns: Graphcore's own ``configs.yml``, replicas x micro-batch x gradient
+  accumulation = the row's global batch). Left to choose, the model takes a larger micro-batch
+  without recomputation (its working set leaves out code, exchange buffers and convolution
+  temporaries), which no published configuration runs; a row without a stated layout gets that
+  choice (:func:`accelkb.perf.dense.best_dense_layout`).
 """
 
 from __future__ import annotations
 
 from accelkb.errors import InputError
 from accelkb.perf.calibration import Calibration
-from accelkb.perf.dense import best_dense_layout
+from accelkb.perf.dense import best_dense_layout, estimate_dense_training
 from accelkb.perf.validation.others import _resnet, _submissions
 from accelkb.perf.validation.training import (
     FileResult,
@@ -53,6 +58,10 @@ def check_graphcore_throughput(systems: SystemResolver, cal: Calibration) -> Fil
                     res.skipped.append(f"{label}: no micro-batch fits the SRAM")
                     continue
                 predicted = gbs / est.step_time_s
+            elif r["micro_batch"]:
+                predicted = estimate_dense_training(
+                    _resnet(), system, ipus, gbs, cal, recompute=r["recompute"] == "yes",
+                    micro_batch=int(r["micro_batch"])).samples_per_s
             else:
                 dense, _, _ = best_dense_layout(_resnet(), system, ipus, gbs, cal)
                 predicted = dense.samples_per_s

@@ -214,7 +214,9 @@ def test_graphcore_absolute_throughput_rows_fit_bert_and_hold_out_resnet() -> No
     a DGX A100. Graphcore's matmul efficiency is fitted on the BERT-Large rows
     (vendor_matmul_efficiency); the ResNet-50 rows are held out and stay optimistic
     (convolutions map worse onto the IPU than BERT's matmuls): the test holds both to that
-    envelope, so a change that moves them either way is seen."""
+    envelope, so a change that moves them either way is seen. Each ResNet-50 row is estimated at
+    the micro-batch and recomputation of the Graphcore configuration its global batch names;
+    the model's own choice (no recomputation) would be 37-62 % optimistic."""
     from accelkb.perf.validation.graphcore import check_graphcore_throughput
 
     fr = check_graphcore_throughput(SYSTEMS, CAL)
@@ -222,7 +224,12 @@ def test_graphcore_absolute_throughput_rows_fit_bert_and_hold_out_resnet() -> No
     bert = [r for r in fr.rows if "bert" in r.label]
     resnet = [r for r in fr.rows if "resnet" in r.label]
     assert all(abs(r.error) < 0.10 for r in bert)
-    assert all(0.2 < r.error < 0.8 for r in resnet)  # optimistic, under 1.8x
+    assert all(0.1 < r.error < 0.35 for r in resnet)  # optimistic, under 1.35x
+    stated = [r for r in V.read_rows("graphcore_bow_training_throughput.csv")
+              if r["model"] == "resnet50"]
+    assert len(stated) == 4 and all(
+        r["micro_batch"] and r["recompute"] == "yes" and "configs.yml" in r["layout_source"]
+        for r in stated)
 
 
 def test_amd_mi300x_argonne_rows_are_held_out_under_their_own_vendor() -> None:
