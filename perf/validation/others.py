@@ -14,6 +14,8 @@ from accelkb.perf.collectives import collective_time
 from accelkb.perf.dense import DenseWorkload, bottleneck_resnet_gemms, estimate_dense_training
 from accelkb.perf.inference import InferenceConfig
 from accelkb.perf.inference import estimate as infer_estimate
+from accelkb.perf.shapes import total_params
+from accelkb.perf.specs import ChipSpec, ModelSpec
 from accelkb.perf.training import TrainingConfig
 from accelkb.perf.training import estimate as train_estimate
 from accelkb.perf.validation.training import FileResult, Row, SystemResolver, cached, known_models, read_rows
@@ -77,14 +79,40 @@ def check_gpu_inference(systems: SystemResolver, cal: Calibration,
             continue
         n, io, b = int(r["Num of Hardware"]), int(r["Input Output Length"]), int(r["Batch Size"])
         cfg = InferenceConfig(tp=n, batch=b, prompt_len=io, output_len=io, queue_when_full=True)
+        model = models[_MODELS[r["Model"]]]
         try:
-            est = infer_estimate(models[_MODELS[r["Model"]]], systems(hw[r["Hardware"]], n),
-                                 cfg, cal)
+            system = systems(hw[r["Hardware"]], n)
+            est = infer_estimate(model, system, cfg, cal)
         except InputError as exc:
             res.skipped.append(f"{label}: {exc}")
             continue
+        floor = decode_floor_s(model, system.chip, n, io)
+        if float(r["Latency"]) < floor:
+            res.skipped.append(
+                f"{label}: measured {float(r['Latency']):.3g} s is below the physical floor of "
+                f"{floor:.3g} s (each of the {io} decode steps reads the 16-bit weights, "
+                f"{total_params(model) * 2 / n / 1e9:.1f} GB per GPU, at the HBM's peak "
+                "bandwidth): not a measurement the model can be checked on")
+            continue
         res.rows.append(Row(label, float(r["Latency"]), est.request_latency_s))
     return res
+
+
+def decode_floor_s(model: ModelSpec, chip: ChipSpec, tp: int, output_len: int) -> float:
+    """Least time in which ``output_len`` decode steps of ``model`` can run on ``tp`` chips:
+    each step reads every 16-bit weight once, at the first memory tier's peak bandwidth (no
+    efficiency, no compute, no communication). A measured request faster than this is a
+    recording error, not a speed.
+
+    >>> from accelkb.perf.specs import ChipSpec, MemoryTierSpec, ModelSpec
+    >>> m = ModelSpec(name="m", layers=1, hidden=64, heads=1, kv_heads=1, ffn_hidden=256,
+    ...               vocab=10, seq_len=8, gated_mlp=False)
+    >>> c = ChipSpec(name="c", peak_flops={"bf16": 1e12}, memory_tiers=[MemoryTierSpec(
+    ...     kind="hbm", capacity_bytes=1e9, bandwidth_bytes_per_s=1e9)])
+    >>> round(decode_floor_s(m, c, 1, 10) * 1e3, 3)  # 10 steps x 2 B x params / 1 GB/s
+    1.038
+    """
+    return output_len * total_params(model) * 2.0 / tp / chip.memory_tiers[0].bandwidth_bytes_per_s
 
 
 LLMPERF_GROQ = "llmperf_groq_llama2_70b.csv"
