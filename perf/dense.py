@@ -216,11 +216,13 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
 
 
 def best_dense_layout(work: DenseWorkload, system: SystemSpec, chips: int, global_batch: int,
-                      cal: Calibration, precision: str = "fp16", max_micro_batch: int = 64
+                      cal: Calibration, precision: str = "fp16",
+                      max_micro_batch: int | None = None
                       ) -> tuple[DenseTrainingEstimate, int, bool]:
     """The fastest (estimate, micro-batch, recompute) over the micro-batches that divide each
-    chip's samples (up to ``max_micro_batch``), with and without recomputation, among those
-    whose working set fits.
+    chip's samples (up to ``max_micro_batch``; default all of them, the whole share in one pass
+    included, as GPU submissions run it), with and without recomputation, among those whose
+    working set fits. On a GPU a small micro-batch leaves the host's launches exposed.
 
     Raises
     ------
@@ -231,7 +233,8 @@ def best_dense_layout(work: DenseWorkload, system: SystemSpec, chips: int, globa
         raise InputError(f"expected a global batch divisible by {chips} chips, got "
                          f"{global_batch}")
     per_chip = global_batch // chips
-    options = [m for m in range(1, min(per_chip, max_micro_batch) + 1) if per_chip % m == 0]
+    cap = per_chip if max_micro_batch is None else min(per_chip, max_micro_batch)
+    options = [m for m in range(1, cap + 1) if per_chip % m == 0]
     best: tuple[DenseTrainingEstimate, int, bool] | None = None
     first_error: InputError | None = None
     for recompute in (True, False):
