@@ -137,6 +137,7 @@ class AK(DefinedNamespace):
     UserSupplied: URIRef
     Vendor: URIRef
     VendorDocument: URIRef
+    WholeProgramCompilation: URIRef
     Workload: URIRef
     aboutSystem: URIRef
     aboutWorkload: URIRef

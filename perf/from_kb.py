@@ -156,6 +156,8 @@ def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierS
                     tiles=tiles, exchange_bytes_per_s=xbw if tiles else None,
                     spatial_dataflow=(chip, AK.hasFeature, AK.SpatialDataflow) in g,
                     deterministic=(chip, AK.hasFeature, AK.DeterministicExecution) in g,
+                    execution="compiled" if (chip, AK.hasFeature, AK.WholeProgramCompilation) in g
+                    else None,
                     source_note=f"accelkb knowledge base, {chip}")
 
 

@@ -77,8 +77,9 @@ class ChipSpec(_Frozen):
                                    "Cerebras WSE); see accelkb.perf.execution.dataflow")
     execution: Literal["kernels", "compiled"] | None = Field(
         default=None, description="how programs run: 'kernels' launched one by one by a host "
-        "framework (GPUs), or 'compiled' ahead of time into one static program (IPU, RDU, LPU); "
-        "None infers 'compiled' when the first memory tier is on-chip SRAM")
+        "framework (GPUs), or 'compiled' ahead of time into one static program (IPU, RDU, LPU; "
+        "TPU, whose chips say ak:WholeProgramCompilation); None infers 'compiled' when the "
+        "first memory tier is on-chip SRAM")
 
     @model_validator(mode="after")
     def _check(self) -> ChipSpec:

@@ -77,3 +77,25 @@ def test_another_vendors_estimate_says_it_borrows_nccls_latencies(
         est = estimate_inference("llama2-70b", system, InferenceConfig(
             tp=8, batch=1, prompt_len=512, output_len=512), with_uncertainty=True)
     assert ("nccl_latency_scale" in (est.foreign_constants or {})) is borrowed
+
+
+def test_xla_compiled_tpus_pay_no_host_launches_where_eager_gpus_do(kb: KnowledgeBase) -> None:
+    """TPU chips say ak:WholeProgramCompilation (XLA runs the step as one program), so a small
+    model's training step there pays the compiled per-operation cost; on a GPU an eager framework
+    launches each kernel from the host, and a small model is launch-bound."""
+    from accelkb.perf.training import TrainingConfig
+    from accelkb.perf.training import estimate as train
+
+    with using(kb):
+        tpu, gpu = system_spec("tpu-v5e-pod"), system_spec("dgx-h100")
+    assert tpu.chip.compiled and not gpu.chip.compiled
+    from accelkb.perf.specs import ModelSpec
+
+    tiny = ModelSpec(name="tiny", layers=4, hidden=512, heads=8, kv_heads=8, ffn_hidden=2048,
+                     vocab=1000, seq_len=256, gated_mlp=False)
+    cfg = TrainingConfig(tp=1, pp=1, dp=8, micro_batch=1, global_batch=8)
+    on_gpu = train(tiny, gpu.model_copy(update={"chips": 8}), cfg, CAL)
+    on_tpu = train(tiny, tpu.model_copy(update={"chips": 8}), cfg, CAL)
+    fwd_kernels = 13  # the modelled kernels of one layer's forward pass (compute.layer_forward_ops)
+    assert on_gpu.step_time_s > tiny.layers * 3 * fwd_kernels * CAL.kernel_overhead_s
+    assert on_tpu.step_time_s < on_gpu.step_time_s / 2
