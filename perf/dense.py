@@ -8,7 +8,9 @@ cost (on a GPU the host's launch time, which shows only where it exceeds the dev
 a data-parallel all-reduce of 16-bit gradients and an optimizer step over the weights.
 Batch normalisation and activation stream each convolution's output through the memory that
 holds activations (:data:`NORM_ACT_FORWARD` + :data:`NORM_ACT_BACKWARD` accesses per element):
-on a GPU's HBM that is a large share of a ResNet-50 step, in an IPU's SRAM a small one.
+on a GPU's HBM that is a large share of a ResNet-50 step, in an IPU's SRAM a small one, and
+where the compiler fuses them into the convolutions (XLA on TPU: ``ChipSpec.fuses_elementwise``)
+none.
 With the network's convolutions as implicit matrix products (``gemms``) each one is timed on the
 roofline, and on a bulk-synchronous chip (IPU) with its exchange phase
 (:func:`accelkb.perf.compute.exchange_time`). ``recompute`` re-runs the forward pass in the
@@ -186,8 +188,9 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
         # reads dy and x for the dgamma/dbeta reductions, then reads both again and writes dx
         accesses = NORM_ACT_FORWARD * (2 if recompute else 1) + NORM_ACT_BACKWARD
         elements = sum(m * n for m, _, n in work.gemms if m > 1)
-        norm = accesses * e * elements * samples / (
-            chip.memory_tiers[0].bandwidth_bytes_per_s * cal.memory_efficiency)
+        if not chip.fuses_elementwise:  # XLA fuses them into the convolutions' reads and writes
+            norm = accesses * e * elements * samples / (
+                chip.memory_tiers[0].bandwidth_bytes_per_s * cal.memory_efficiency)
         ops = [_gemm("conv", m * mb, k, n, e) for m, k, n in work.gemms]
         bw = chip.memory_tiers[0].bandwidth_bytes_per_s
         no_fixed = cal.model_copy(update={"kernel_overhead_s": 0.0})  # counted in `overhead`

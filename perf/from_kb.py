@@ -146,6 +146,7 @@ def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierS
                          "what is missing (ak:tierKind, ak:capacityBytes, "
                          "ak:bandwidthBytesPerSecond, each number with its source)")
     bsp = (chip, AK.hasFeature, AK.BulkSynchronousParallel) in g
+    whole = (chip, AK.hasFeature, AK.WholeProgramCompilation) in g
     xbw = _num(g, chip, AK.exchangeBandwidthBytesPerSecond) if bsp else None
     tiles = _int(g, chip, AK.computeUnitCount) if xbw else None
     maker = g.value(chip, AK.vendor)
@@ -156,8 +157,7 @@ def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierS
                     tiles=tiles, exchange_bytes_per_s=xbw if tiles else None,
                     spatial_dataflow=(chip, AK.hasFeature, AK.SpatialDataflow) in g,
                     deterministic=(chip, AK.hasFeature, AK.DeterministicExecution) in g,
-                    execution="compiled" if (chip, AK.hasFeature, AK.WholeProgramCompilation) in g
-                    else None,
+                    execution="compiled" if whole else None, fuses_elementwise=whole,
                     source_note=f"accelkb knowledge base, {chip}")
 
 

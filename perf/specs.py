@@ -75,6 +75,10 @@ class ChipSpec(_Frozen):
                                    "decoder layers into one pipeline across the chip's compute "
                                    "and memory units (ak:SpatialDataflow: SambaNova RDU, "
                                    "Cerebras WSE); see accelkb.perf.execution.dataflow")
+    fuses_elementwise: bool = Field(default=False, description="the compiler fuses "
+                                    "normalisation and activation into the adjacent matrix "
+                                    "products, so they add no pass over memory "
+                                    "(ak:WholeProgramCompilation: XLA on TPU)")
     execution: Literal["kernels", "compiled"] | None = Field(
         default=None, description="how programs run: 'kernels' launched one by one by a host "
         "framework (GPUs), or 'compiled' ahead of time into one static program (IPU, RDU, LPU; "

@@ -20,6 +20,7 @@ Examples
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
@@ -201,7 +202,10 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     params = stage_params(model, tp, pp)
     states = model_state_bytes(params, dp, 3 if cfg.zero == 3 else max(cfg.zero, int(cfg.rts)),
                                weight_bytes=e, grad_bytes=cfg.grad_bytes)
-    acts = activation_bytes(model, mb, tp, pp, m, v, sp, cfg.recompute, cfg.fused_attention)
+    # a compiler that fuses elementwise work into the matrix products (XLA on TPU) also keeps
+    # the attention scores out of memory and gives norms, dropout and softmax no pass of their own
+    fused = cfg.fused_attention or chip.fuses_elementwise
+    acts = activation_bytes(model, mb, tp, pp, m, v, sp, cfg.recompute, fused)
     host_opt = cfg.offload_optimizer and len(chip.memory_tiers) == 1
     items = [("activations", acts), ("weights", states["weights"]),
              ("gradients", states["gradients"])]
@@ -222,7 +226,9 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
 
     # --- per micro-batch stage time -------------------------------------------------------------
     bsp = chip.bsp  # bulk-synchronous chip: exchange phases add to compute phases
-    fwd = layer_forward_ops(model, mb, s, s, tp, sp, cfg.precision, cfg.fused_attention)
+    fwd = layer_forward_ops(model, mb, s, s, tp, sp, cfg.precision, fused)
+    if chip.fuses_elementwise:
+        fwd = [replace(o, bytes=0.0) if o.kind == "stream" else o for o in fwd]
     rc_ops = recompute_ops(fwd, cfg.recompute)
     host = not chip.compiled  # an eager framework launches kernels asynchronously from a host
     t_f_layer = ops_time(fwd, peak, bw, cal, bsp=bsp, overlap_host=host)

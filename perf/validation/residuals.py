@@ -37,6 +37,7 @@ TAGS: dict[tuple[str, str], tuple[str, str, str]] = {
     ("llm_inference_bench_argonne_sn40l.csv", "request"): ("sambanova", "inference", "time"),
     ("llmperf_groq_llama2_70b.csv", "decode"): ("groq", "decode", "time"),
     ("graphcore_bow_training_throughput.csv", "training"): ("graphcore", "training", "rate"),
+    ("mlperf_training_tpu_v4_throughput.csv", "training"): ("google", "training", "rate"),
 }
 CLAIMS_FILE = "llm_inference_vendor_claims.csv"
 #: Vendor claims by the label's first word.

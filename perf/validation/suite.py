@@ -7,6 +7,7 @@ every interval (:mod:`.residuals`) are computed from it.
 from __future__ import annotations
 
 from accelkb.perf.calibration import Calibration
+from accelkb.perf.validation.google import check_tpu_mlperf
 from accelkb.perf.validation.graphcore import check_graphcore_throughput
 from accelkb.perf.validation.others import (
     check_gpu_inference,
@@ -42,7 +43,7 @@ def run_all(systems: SystemResolver, cal: Calibration, quick: bool = False) -> l
            check_vtrain(systems, cal, multi=False, limit=144 if quick else None),
            check_mosaic(systems, cal), check_nccl(systems, cal, step=64 if quick else 4),
            check_mlperf_bert(systems, cal), check_mlperf_resnet(systems, cal),
-           check_graphcore_throughput(systems, cal),
+           check_graphcore_throughput(systems, cal), check_tpu_mlperf(systems, cal),
            check_gpu_inference(systems, cal), check_gpu_inference(systems, cal, "amd"),
            check_sn40l_inference(systems, cal),
            check_groq_llmperf(systems, cal),
