@@ -227,6 +227,7 @@ class AK(DefinedNamespace):
     forProperty: URIRef
     formula: URIRef
     formulaRef: URIRef
+    fusedAttentionEfficiency: URIRef
     gatedMlp: URIRef
     generatorSpec: URIRef
     globalBatchSize: URIRef

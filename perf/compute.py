@@ -27,7 +27,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from accelkb.errors import InputError
 
@@ -54,6 +54,7 @@ class Op:
     kernels: int = 1  # separate kernels (launches) the operation takes in an unfused framework
     dims: tuple[float, float, float, float] | None = None  # (batch, m, k, n) of a matmul
     elem_bytes: float = 2.0  # bytes per operand element
+    efficiency: float | None = None  # achieved fraction of peak where the chip states its own
 
 
 def exchange_time(op: Op, bsp: tuple[int, float] | None) -> float:
@@ -96,8 +97,8 @@ def op_time(op: Op, peak_flops: float, bandwidth: float, cal: Calibration,
     t_mem = op.bytes / (bandwidth * cal.memory_efficiency)
     fixed = op.kernels * cal.kernel_overhead_s
     if op.kind == "matmul":
-        return max(op.flops / (peak_flops * cal.matmul_efficiency), t_mem) + fixed \
-            + exchange_time(op, bsp)
+        eff = op.efficiency or cal.matmul_efficiency
+        return max(op.flops / (peak_flops * eff), t_mem) + fixed + exchange_time(op, bsp)
     return t_mem + fixed
 
 
@@ -163,6 +164,23 @@ def layer_forward_ops(
                dims=(bh, query, context, d), elem_bytes=e),
         ]
     return ops
+
+
+def with_attention_efficiency(ops: list[Op], efficiency: float | None) -> list[Op]:
+    """``ops`` with the fused attention of a prefill or training pass (the ``attention`` op with
+    more than one query) at ``efficiency`` of the peak: what the chip's FlashAttention-style
+    kernel is measured to reach (``ChipSpec.fused_attention_efficiency``), where the GEMMs'
+    ``matmul_efficiency`` would overstate it. Unchanged when ``efficiency`` is None.
+
+    >>> a = Op("attention", "matmul", 1e12, 1e6, dims=(8.0, 512.0, 64.0, 512.0))
+    >>> with_attention_efficiency([a], 0.35)[0].efficiency
+    0.35
+    """
+    if efficiency is None:
+        return ops
+    return [replace(o, efficiency=efficiency)
+            if o.name == "attention" and o.dims is not None and o.dims[1] > 1 else o
+            for o in ops]
 
 
 def logits_ops(model: ModelSpec, tokens: float, tp: int = 1, precision: str = "bf16") -> list[Op]:

@@ -158,6 +158,7 @@ def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierS
                     spatial_dataflow=(chip, AK.hasFeature, AK.SpatialDataflow) in g,
                     deterministic=(chip, AK.hasFeature, AK.DeterministicExecution) in g,
                     execution="compiled" if whole else None, fuses_elementwise=whole,
+                    fused_attention_efficiency=_num(g, chip, AK.fusedAttentionEfficiency),
                     source_note=f"accelkb knowledge base, {chip}")
 
 

@@ -27,7 +27,14 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 from accelkb.errors import InputError
 
 from .calibration import Calibration, at_precision
-from .compute import Op, layer_forward_ops, logits_ops, op_time, peak_for
+from .compute import (
+    Op,
+    layer_forward_ops,
+    logits_ops,
+    op_time,
+    peak_for,
+    with_attention_efficiency,
+)
 from .energy import run_power
 from .execution import dataflow, static
 from .memory import kv_cache_bytes, place, stage_params, tier_totals
@@ -198,8 +205,9 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     breakdown["pipeline_hops"] = (pp - 1) * hop
 
     # --- prefill: the whole prompt of every sequence ----------------------------------------
-    pops = layer_forward_ops(model, b, cfg.prompt_len, cfg.prompt_len, tp, False,
-                             cfg.precision, fused_attention=True)
+    pops = with_attention_efficiency(
+        layer_forward_ops(model, b, cfg.prompt_len, cfg.prompt_len, tp, False, cfg.precision,
+                          fused_attention=True), chip.fused_attention_efficiency)
     t_pl = sum(op_time(o, peak, bw_w, cal) for o in pops)
     pmsg = b * cfg.prompt_len * model.hidden * 2.0
     par = phop = 0.0

@@ -75,6 +75,10 @@ class ChipSpec(_Frozen):
                                    "decoder layers into one pipeline across the chip's compute "
                                    "and memory units (ak:SpatialDataflow: SambaNova RDU, "
                                    "Cerebras WSE); see accelkb.perf.execution.dataflow")
+    fused_attention_efficiency: float | None = Field(
+        default=None, gt=0, le=1, description="fraction of the 16-bit peak a fused "
+        "(FlashAttention-style) attention kernel reaches on this chip, as measured "
+        "(ak:fusedAttentionEfficiency); None: the attention runs at the GEMMs' efficiency")
     fuses_elementwise: bool = Field(default=False, description="the compiler fuses "
                                     "normalisation and activation into the adjacent matrix "
                                     "products, so they add no pass over memory "

@@ -35,6 +35,7 @@ from .compute import (
     ops_time,
     peak_for,
     recompute_ops,
+    with_attention_efficiency,
 )
 from .energy import run_power
 from .memory import (
@@ -227,6 +228,8 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     # --- per micro-batch stage time -------------------------------------------------------------
     bsp = chip.bsp  # bulk-synchronous chip: exchange phases add to compute phases
     fwd = layer_forward_ops(model, mb, s, s, tp, sp, cfg.precision, fused)
+    if fused:
+        fwd = with_attention_efficiency(fwd, chip.fused_attention_efficiency)
     if chip.fuses_elementwise:
         fwd = [replace(o, bytes=0.0) if o.kind == "stream" else o for o in fwd]
     rc_ops = recompute_ops(fwd, cfg.recompute)
