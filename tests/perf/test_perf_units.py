@@ -8,7 +8,7 @@ import math
 
 import pydantic
 import pytest
-from perf_fixtures import A100, GC200, dgx, gpt3, llama70, small
+from perf_fixtures import A100, GC200, H100, dgx, gpt3, llama70, small
 
 from accelkb.errors import InputError
 from accelkb.perf import collectives, memory, shapes
@@ -237,3 +237,22 @@ def test_host_launches_overlap_the_device_work() -> None:
     host = sum(o.kernels for o in tiny) * CAL.kernel_overhead_s
     assert ops_time(tiny, peak, bw, CAL, overlap_host=True) == host
     assert ops_time(tiny, peak, bw, CAL, 2.0, overlap_host=True) == 2.0 * host
+
+
+def test_a_compiler_that_fuses_elementwise_work_shortens_prefill_and_training_not_decode() -> None:
+    """``fuses_elementwise`` (XLA on TPU): norms, dropout and softmax ride on the matrix
+    products, so prefill and training steps lose their separate passes over memory; the decode
+    step, bound by reading the weights, is unchanged."""
+    from accelkb.perf.inference import InferenceConfig
+    from accelkb.perf.inference import estimate as infer
+    from accelkb.perf.training import TrainingConfig
+    from accelkb.perf.training import estimate as train
+
+    plain = dgx(H100)
+    fused = plain.model_copy(update={"chip": plain.chip.model_copy(
+        update={"fuses_elementwise": True})})
+    icfg = InferenceConfig(tp=8, batch=8, prompt_len=2048, output_len=16)
+    a, b = infer(llama70(), plain, icfg, CAL), infer(llama70(), fused, icfg, CAL)
+    assert b.ttft_s < a.ttft_s and b.decode_s_per_token == pytest.approx(a.decode_s_per_token)
+    tcfg = TrainingConfig(tp=8, pp=1, dp=1, micro_batch=1, global_batch=8, recompute="full")
+    assert train(small(), fused, tcfg, CAL).step_time_s < train(small(), plain, tcfg, CAL).step_time_s
