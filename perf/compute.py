@@ -183,6 +183,17 @@ def with_attention_efficiency(ops: list[Op], efficiency: float | None) -> list[O
             for o in ops]
 
 
+def fuse_elementwise(ops: list[Op]) -> list[Op]:
+    """``ops`` as a compiler that fuses elementwise work into the matrix products runs them
+    (XLA on TPU: ``ChipSpec.fuses_elementwise``): norms, dropout, softmax and activations ride
+    on the products' reads and writes, so the stream operations move no bytes of their own.
+
+    >>> fuse_elementwise([Op("norm", "stream", 0.0, 4e6)])[0].bytes
+    0.0
+    """
+    return [replace(o, bytes=0.0) if o.kind == "stream" else o for o in ops]
+
+
 def logits_ops(model: ModelSpec, tokens: float, tp: int = 1, precision: str = "bf16") -> list[Op]:
     """Output-layer multiply (and its softmax/cross-entropy stream) for ``tokens`` on one chip."""
     e = float(BYTES_PER[precision])

@@ -20,7 +20,6 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
@@ -30,6 +29,7 @@ from accelkb.errors import InputError
 from .calibration import Calibration, at_precision
 from .compute import (
     Op,
+    fuse_elementwise,
     layer_forward_ops,
     logits_ops,
     op_time,
@@ -210,7 +210,7 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         layer_forward_ops(model, b, cfg.prompt_len, cfg.prompt_len, tp, False, cfg.precision,
                           fused_attention=True), chip.fused_attention_efficiency)
     if chip.fuses_elementwise:  # XLA: norms and activations ride on the matrix products
-        pops = [replace(o, bytes=0.0) if o.kind == "stream" else o for o in pops]
+        pops = fuse_elementwise(pops)
     t_pl = sum(op_time(o, peak, bw_w, cal) for o in pops)
     pmsg = b * cfg.prompt_len * model.hidden * 2.0
     par = phop = 0.0

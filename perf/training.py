@@ -20,7 +20,6 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
@@ -29,6 +28,7 @@ from accelkb.errors import InputError
 
 from .calibration import Calibration, at_precision
 from .compute import (
+    fuse_elementwise,
     layer_forward_ops,
     logits_ops,
     ops_exchange_time,
@@ -231,7 +231,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     if fused:
         fwd = with_attention_efficiency(fwd, chip.fused_attention_efficiency)
     if chip.fuses_elementwise:
-        fwd = [replace(o, bytes=0.0) if o.kind == "stream" else o for o in fwd]
+        fwd = fuse_elementwise(fwd)
     rc_ops = recompute_ops(fwd, cfg.recompute)
     host = not chip.compiled  # an eager framework launches kernels asynchronously from a host
     t_f_layer = ops_time(fwd, peak, bw, cal, bsp=bsp, overlap_host=host)
