@@ -45,7 +45,7 @@ def check_tpu_mlperf(systems: SystemResolver, cal: Calibration) -> FileResult:
                 for rc in ("none", "selective", "full"):
                     base: dict[str, object] = {
                         "tp": 1, "pp": 1, "dp": chips, "global_batch": gbs, "recompute": rc,
-                            "precision": r["precision"], "seq_len": int(r["seq_len"])}
+                        "precision": r["precision"], "seq_len": int(r["seq_len"])}
                     est = best_layout(known_models()[r["model"]], system, base, cal,
                                       micro_batches=(mb,), interleaves=(1,))
                     if est is not None and (fastest is None or est.step_time_s < fastest):
