@@ -24,7 +24,8 @@ NEW_FILES = ("nvidia_2024.ttl", "amd.ttl", "google_2024.ttl", "aws.ttl", "intel.
 
 NEW_SYSTEMS = {
     "nvidia_2024.ttl": ["dgx-b200", "dgx-b200-nyx-n8", "gb200-compute-tray", "gb200-nvl72",
-                        "h100-nvl-pair", "h100-pcie-pair", "h100-pcie-x8", "gh200-144gb-node"],
+                        "h100-nvl-pair", "h100-nvl-x8", "h100-pcie-pair", "h100-pcie-x8",
+                        "gh200-144gb-node"],
     "amd.ttl": ["mi300x-platform", "mi325x-platform", "mi355x-platform"],
     "google_2024.ttl": ["tpu-v5e-pod", "tpu-v5e-multislice-4096", "tpu-v6e-pod",
                         "tpu-v6e-multislice-2048", "tpu-v7-cube", "tpu-v7-superpod"],
