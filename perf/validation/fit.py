@@ -83,7 +83,8 @@ def fit_graphcore(systems: SystemResolver, cal: Calibration) -> Fit:
     (which thereby constrain the fit); its SQuAD fine-tuning, ViT and ResNet-50 rows and the
     magnitudes of the MLPerf IPU/DGX ratios are held out. Unconstrained, the fit would take
     6 us (fitted median 7.0 %), losing the MLPerf v1.1 ResNet-50 IPU-POD16 / DGX A100 ordering
-    (measured 0.972) and doing worse on the held-out Bow rows (median 18 % against 6 %)."""
+    (measured 0.972) and doing worse on the held-out Bow rows (median 18 % against 9 %). The
+    ratios use each submission's samples to train from its logs (:mod:`.mlperf_samples`)."""
     from accelkb.perf.validation.graphcore import check_graphcore_throughput
     from accelkb.perf.validation.others import check_mlperf_bert, check_mlperf_resnet
 

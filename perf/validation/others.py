@@ -18,6 +18,7 @@ from accelkb.perf.shapes import total_params
 from accelkb.perf.specs import ChipSpec, ModelSpec
 from accelkb.perf.training import TrainingConfig
 from accelkb.perf.training import estimate as train_estimate
+from accelkb.perf.validation.mlperf_samples import samples_to_train
 from accelkb.perf.validation.training import FileResult, Row, SystemResolver, cached, known_models, read_rows
 
 NCCL = "nccl_allreduce_single_node_a100_v100.csv"
@@ -188,11 +189,10 @@ def _submissions() -> dict[str, dict[str, object]]:
     return data
 
 
-def _samples(bench: dict[str, object], rnd: str, name: str) -> float | None:
-    table = bench.get("samples_to_train", {})
-    assert isinstance(table, dict)
-    value = table.get(rnd, {}).get(name)
-    return None if value is None else float(value)
+def _samples(benchmark: str, rnd: str, name: str) -> float | None:
+    """Mean samples to train of one submission from its logs (:mod:`.mlperf_samples`)."""
+    found = samples_to_train(benchmark, rnd, name)
+    return None if found is None else found.samples
 
 
 def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
@@ -240,7 +240,7 @@ def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
         per_sample = est.step_time_s / gbs
         by_round.setdefault(r["mlperf_round"], {})[name] = (
             float(r["time_to_train_minutes"]), per_sample,
-            _samples(sub, r["mlperf_round"], name))
+            _samples("bert", r["mlperf_round"], name))
     _ratio_rows(res, by_round)
     return res
 
@@ -339,7 +339,7 @@ def check_mlperf_resnet(systems: SystemResolver, cal: Calibration) -> FileResult
             continue
         by_round.setdefault(r["mlperf_round"], {})[name] = (
             float(r["time_to_train_minutes"]), 1.0 / est.samples_per_s,
-            _samples(sub, r["mlperf_round"], name))
+            _samples("resnet", r["mlperf_round"], name))
     _ratio_rows(res, by_round)
     return res
 
