@@ -269,6 +269,8 @@ class AK(DefinedNamespace):
     linkKind: URIRef
     linksPerEndpoint: URIRef
     locator: URIRef
+    maxAchievableMatmulFlopsBf16: URIRef
+    maxAchievableMatmulFlopsFp8: URIRef
     maxEndToEndLatencySeconds: URIRef
     maxHops: URIRef
     maxPowerWatts: URIRef

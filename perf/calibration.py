@@ -33,6 +33,10 @@ class Calibration(BaseModel):
         default_factory=dict, description="per-operation cost of a compiled program fitted on "
         "one vendor's own rows, used for that vendor's compiled chips instead of "
         "compiled_op_overhead_s (vendor short name -> s)")
+    matmul_reference_fraction: float = Field(
+        default=1.0, gt=0, le=1, description="measured maximum achievable matmul FLOP/s over "
+        "the dense peak of the chip matmul_efficiency was fitted on (A100 SXM, BF16): a chip "
+        "with its own measurement gets matmul_efficiency x its fraction / this one")
     low_precision_matmul_efficiency: float = Field(
         default=0.78, gt=0, le=1, description="achieved fraction of the 8-bit (and 4-bit) dense "
         "peak for large matrix multiplies (FP8, INT8, FP4)")
@@ -66,13 +70,23 @@ class Calibration(BaseModel):
                                       "sequence of a fused dataflow decode step, s")
 
 
-def at_precision(cal: Calibration, precision: str, vendor: str | None = None) -> Calibration:
-    """``cal`` with the matmul efficiency of ``precision`` on ``vendor``'s chip: 16-bit matmuls
-    run at the vendor's own fitted efficiency where it has one (``vendor_matmul_efficiency``),
-    else at ``matmul_efficiency``; 8- and 4-bit ones at that figure times
-    ``low_precision_matmul_efficiency / matmul_efficiency`` of their (doubled or quadrupled)
-    peak, so a vendor's own calibration carries over to its hypothetical FP8 datapath. A
-    vendor with its own per-operation cost (``vendor_compiled_op_overhead_s``) gets it as
+def at_precision(cal: Calibration, precision: str, vendor: str | None = None,
+                 achievable: float | None = None) -> Calibration:
+    """``cal`` with the matmul efficiency of ``precision`` on one chip.
+
+    - A vendor with its own fitted 16-bit efficiency (``vendor_matmul_efficiency``) uses it.
+    - Otherwise, on a chip whose maximum achievable matmul FLOP/s was measured at that precision
+      (``achievable``: that measurement over the dense peak, ``ChipSpec.achievable_fraction``),
+      the A100-fitted ``matmul_efficiency`` (or ``low_precision_matmul_efficiency`` at 8 and 4
+      bits) is carried over in the ratio of the two chips' measured fractions: ``efficiency x
+      achievable / matmul_reference_fraction``. What the fit absorbed besides the GEMM itself
+      (shapes, fusion, scheduling) carries over as it is; what the hardware reaches does not.
+    - Otherwise 16-bit matmuls run at ``matmul_efficiency`` and 8- and 4-bit ones at that
+      figure times ``low_precision_matmul_efficiency / matmul_efficiency`` of their (doubled or
+      quadrupled) peak, so a vendor's own calibration carries over to its hypothetical FP8
+      datapath.
+
+    A vendor with its own per-operation cost (``vendor_compiled_op_overhead_s``) gets it as
     ``compiled_op_overhead_s``.
 
     >>> c = load_calibration()
@@ -80,6 +94,9 @@ def at_precision(cal: Calibration, precision: str, vendor: str | None = None) ->
     True
     >>> at_precision(c, "fp8").matmul_efficiency == c.low_precision_matmul_efficiency
     True
+    >>> half = at_precision(c, "bf16", achievable=c.matmul_reference_fraction / 2)
+    >>> round(half.matmul_efficiency / c.matmul_efficiency, 6)
+    0.5
     >>> gc = c.vendor_matmul_efficiency["graphcore"]
     >>> at_precision(c, "fp16", "graphcore").matmul_efficiency == gc
     True
@@ -87,11 +104,16 @@ def at_precision(cal: Calibration, precision: str, vendor: str | None = None) ->
     ...  == c.vendor_compiled_op_overhead_s["graphcore"])
     True
     """
+    fitted = (vendor or "") in cal.vendor_matmul_efficiency
     own = cal.vendor_matmul_efficiency.get(vendor or "", cal.matmul_efficiency)
+    low = precision in ("fp8", "int8", "fp4")
     update: dict[str, float] = {}
     if (vendor or "") in cal.vendor_compiled_op_overhead_s:
         update["compiled_op_overhead_s"] = cal.vendor_compiled_op_overhead_s[vendor or ""]
-    if precision in ("fp8", "int8", "fp4"):  # the vendor's own 16-bit figure, scaled alike
+    if achievable is not None and not fitted:
+        base = cal.low_precision_matmul_efficiency if low else cal.matmul_efficiency
+        update["matmul_efficiency"] = min(1.0, base * achievable / cal.matmul_reference_fraction)
+    elif low:  # the vendor's own 16-bit figure, scaled alike
         update["matmul_efficiency"] = min(
             1.0, own * cal.low_precision_matmul_efficiency / cal.matmul_efficiency)
     elif own != cal.matmul_efficiency:

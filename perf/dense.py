@@ -157,7 +157,7 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
     if global_batch % chips:
         raise InputError(f"expected global_batch divisible by {chips} chips, got {global_batch}")
     chip = system.chip
-    cal = at_precision(cal, precision, chip.vendor)
+    cal = at_precision(cal, precision, chip.vendor, chip.achievable_fraction(precision))
     samples_per_chip = global_batch // chips
     held = working_set(work, micro_batch or samples_per_chip, recompute, precision)
     sram = sram_only_capacity(chip)

@@ -160,7 +160,8 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         raise InputError(f"expected tp x pp <= {system.chips} chips of '{system.name}', got "
                          f"{tp} x {pp} = {chips}")
     chip, levels = system.chip, system.levels
-    cal = at_precision(cal, cfg.precision, chip.vendor).model_copy(update={
+    cal = at_precision(cal, cfg.precision, chip.vendor,
+                       chip.achievable_fraction(cfg.precision)).model_copy(update={
         "kernel_overhead_s": cal.compiled_op_overhead_s if chip.compiled
         else cal.graph_op_overhead_s})
     e = float(BYTES_PER[cfg.precision])

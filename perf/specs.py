@@ -79,6 +79,10 @@ class ChipSpec(_Frozen):
         default=None, gt=0, le=1, description="fraction of the 16-bit peak a fused "
         "(FlashAttention-style) attention kernel reaches on this chip, as measured "
         "(ak:fusedAttentionEfficiency); None: the attention runs at the GEMMs' efficiency")
+    achievable_matmul_flops: dict[str, float] = Field(
+        default_factory=dict, description="maximum achievable matmul FLOP/s measured on this "
+        "chip, by precision ('bf16', 'fp8'): the best of a sweep of large shapes "
+        "(ak:maxAchievableMatmulFlopsBf16 / Fp8); empty: not measured")
     fuses_elementwise: bool = Field(default=False, description="the compiler fuses "
                                     "normalisation and activation into the adjacent matrix "
                                     "products, so they add no pass over memory "
@@ -88,6 +92,21 @@ class ChipSpec(_Frozen):
         "framework (GPUs), or 'compiled' ahead of time into one static program (IPU, RDU, LPU; "
         "TPU, whose chips say ak:WholeProgramCompilation); None infers 'compiled' when the "
         "first memory tier is on-chip SRAM")
+
+    def achievable_fraction(self, precision: str) -> float | None:
+        """Measured maximum achievable matmul FLOP/s over the dense peak at ``precision`` (8- and
+        4-bit precisions read the FP8 measurement; 16-bit ones the BF16 one), or None.
+
+        >>> c = ChipSpec(name="x", peak_flops={"bf16": 1e15, "fp8": 2e15},
+        ...              memory_tiers=[MemoryTierSpec(kind="hbm", capacity_bytes=1e9,
+        ...                                           bandwidth_bytes_per_s=1e12)],
+        ...              achievable_matmul_flops={"bf16": 8e14})
+        >>> c.achievable_fraction("bf16"), c.achievable_fraction("fp8")
+        (0.8, None)
+        """
+        key = "fp8" if precision in ("fp8", "int8", "fp4") else "bf16"
+        measured, peak = self.achievable_matmul_flops.get(key), self.peak_flops.get(key)
+        return None if measured is None or not peak else min(1.0, measured / peak)
 
     @model_validator(mode="after")
     def _check(self) -> ChipSpec:

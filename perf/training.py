@@ -191,7 +191,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     if cfg.seq_len is not None:
         model = model.model_copy(update={"seq_len": cfg.seq_len})
     chip, levels = system.chip, system.levels
-    cal = at_precision(cal, cfg.precision, chip.vendor)
+    cal = at_precision(cal, cfg.precision, chip.vendor, chip.achievable_fraction(cfg.precision))
     if chip.compiled:  # no kernel launches: the per-operation cost of a compiled graph
         cal = cal.model_copy(update={"kernel_overhead_s": cal.compiled_op_overhead_s})
     tp, pp, v, mb, s = cfg.tp, cfg.pp, cfg.interleave, cfg.micro_batch, model.seq_len
