@@ -225,7 +225,7 @@ def test_graphcore_absolute_throughput_rows_fit_bert_and_hold_out_the_rest() -> 
     assert len(fitted) == 13 and len(held) == 8
     # Envelopes of the fit constrained by the MLPerf orderings with each submission's logged
     # samples to train (calibration.json: 0.45 and 3 us): fitted 10.4 % / 32 %, held out 8.7 %
-    # / 46 % (Bow Pod256 ResNet-50, whose layout is assumed from Pod64's).
+    # / 46 % (Bow Pod256 ResNet-50: 2.9x Pod64's throughput measured, 3.9x modelled).
     assert sorted(abs(r.error) for r in fitted)[len(fitted) // 2] < 0.11
     assert all(abs(r.error) < 0.35 for r in fitted)
     assert sorted(abs(r.error) for r in held)[len(held) // 2] < 0.10
