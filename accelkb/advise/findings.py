@@ -223,7 +223,17 @@ def assumptions(spec: SystemSpec, cfg: Any, phase: str) -> list[str]:
     return out
 
 
-def _scaling_sentence(scaling: list[ScalingPoint]) -> str:
+def _scaling_sentence(scaling: list[ScalingPoint], chips: int | None = None) -> str:
+    """The strong-scaling sentence of an inference answer. Every point is a model estimate;
+    counts above ``chips`` (the system's own) are the same system scaled, and the sentence says
+    so.
+
+    >>> pts = [ScalingPoint(chips=n, time_s=1.0, tokens_per_s=v, tokens_per_s_per_user=v)
+    ...        for n, v in ((8, 60.0), (16, 80.0))]
+    >>> _scaling_sentence(pts, 8)  # doctest: +NORMALIZE_WHITESPACE
+    'Strong scaling (estimated): from 8 chips; per-user speed is 80 tokens/s at best (16 chips,
+     the system scaled past its 8) and does not fall up to 16 chips.'
+    """
     fits = [p for p in scaling if p.time_s is not None and p.tokens_per_s_per_user]
     if len(fits) < 2:
         return ""
@@ -231,12 +241,17 @@ def _scaling_sentence(scaling: list[ScalingPoint]) -> str:
     last = fits[-1]
     misses = [p.chips for p in scaling if p.time_s is None and p.chips < fits[0].chips]
     start = (f"of the chip counts tried, the weights first fit on {fits[0].chips}" if misses
-             else f"measured from {fits[0].chips} chips")
+             else f"from {fits[0].chips} chips")
+
+    def at(n: int) -> str:
+        return f"{n} chips, the system scaled past its {chips}" if chips and n > chips \
+            else f"{n} chips"
     change = (last.tokens_per_s_per_user or 0.0) / (best.tokens_per_s_per_user or 1.0) - 1
     if best.chips == last.chips or change > -0.01:
-        return (f"Strong scaling: {start}; per-user speed is {best.tokens_per_s_per_user:.0f} "
-                f"tokens/s at best ({best.chips} chips) and does not fall up to {last.chips} chips.")
-    return (f"Strong scaling: {start}; per-user speed peaks at {best.chips} chips "
+        return (f"Strong scaling (estimated): {start}; per-user speed is "
+                f"{best.tokens_per_s_per_user:.0f} tokens/s at best ({at(best.chips)}) and does "
+                f"not fall up to {last.chips} chips.")
+    return (f"Strong scaling (estimated): {start}; per-user speed peaks at {at(best.chips)} "
             f"({best.tokens_per_s_per_user:.0f} tokens/s) and is {100 * change:+.0f} % at "
             f"{last.chips} chips, where extra pipeline hops outweigh the extra chips.")
 
@@ -286,7 +301,7 @@ def answer_text(system: str, workload: str, phase: str, est: Estimate, found: li
                  f"({est.time_s * 1e3:.3g} ms per token, {est.bound or 'mixed'}-bound), time to first "
                  f"token {1e3 * (est.ttft_s or 0):.0f} ms{rng('ttft_s', 1e3, '.0f', ' ms')}")
     sentences = [first + "."]
-    if phase != "training" and scaling and (line := _scaling_sentence(scaling)):
+    if phase != "training" and scaling and (line := _scaling_sentence(scaling, chips)):
         sentences.append(line)
     if network:
         sentences.append(network)
