@@ -60,6 +60,10 @@ class Calibration(BaseModel):
                                                  "SRAM bandwidth at which a statically "
                                                  "scheduled chip feeds weights and KV cache "
                                                  "to its matrix units in decode (Groq LPU)")
+    deterministic_op_latency_s: float = Field(
+        default=0.0, ge=0, description="functional latency per modelled operation of a "
+        "statically scheduled chip's decode step at batch 1 (the dependent instruction chain's "
+        "fill and drain; nothing is launched at run time), s")
     dataflow_memory_efficiency: float = Field(gt=0, le=1, description="achieved fraction of "
                                               "HBM bandwidth when a fused dataflow decoder "
                                               "overlaps weight loads with compute (SN40L)")

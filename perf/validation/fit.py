@@ -17,6 +17,7 @@ from accelkb.perf.collectives import collective_time
 from accelkb.perf.specs import NetworkLevelSpec
 from accelkb.perf.validation.others import (
     SN40L_FIT_MODELS,
+    THIRD_PARTY,
     check_gpu_inference,
     check_groq_llmperf,
     check_power,
@@ -192,19 +193,32 @@ def fit_dataflow(systems: SystemResolver, cal: Calibration) -> Fit:
 
 
 def fit_deterministic(systems: SystemResolver, cal: Calibration) -> Fit:
-    """deterministic_feed_efficiency solved on LLMPerf's median Groq Llama-2 70B decode time
-    (llmperf_groq_llama2_70b.csv, one configuration); the Groq claims of
-    llm_inference_vendor_claims.csv are reported as the held-out error."""
+    """deterministic_feed_efficiency and deterministic_op_latency_s, jointly, on the two
+    independent measurements of GroqCloud decode at two model sizes: LLMPerf's median Llama-2
+    70B decode time (llmperf_groq_llama2_70b.csv) and Artificial Analysis' Llama-3.1 8B rate
+    (llm_inference_vendor_claims.csv, quoted by SambaNova's blog). The objective is the larger
+    of the two |errors|. Held out: Artificial Analysis' Llama-3.1 70B rate and the Groq claims."""
     best: Fit | None = None
-    for pct in range(10, 201):
-        eff = pct / 2000  # 0.005 .. 0.1 in steps of 0.0005
-        c = cal.model_copy(update={"deterministic_feed_efficiency": eff})
-        f = check_groq_llmperf(systems, c)
-        if best is None or f.median_error < best.objective:
-            claims = check_vendor_claims(systems, c)
-            groq = [abs(r.error) for r in claims.rows if r.label.startswith("Groq")]
-            best = Fit({"deterministic_feed_efficiency": eff}, f.median_error,
-                       {"LLMPerf median": (f.median_error, f.max_error),
-                        "Groq claims (held out)": (statistics.median(groq), max(groq))})
+    third = THIRD_PARTY
+    for eff, op in itertools.product(
+            (0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5),
+            tuple(k * 0.5e-6 for k in range(0, 13))):
+        c = cal.model_copy(update={"deterministic_feed_efficiency": eff,
+                                   "deterministic_op_latency_s": op})
+        llmperf = check_groq_llmperf(systems, c)
+        claims = check_vendor_claims(systems, c)
+        small = [r for r in claims.rows if r.label.startswith("Groq") and "8B" in r.label]
+        fitted = [abs(r.error) for r in (*llmperf.rows, *small)]
+        obj = max(fitted)
+        if best is None or obj < best.objective:
+            held = [r for r in claims.rows if r.label.startswith("Groq") and r not in small]
+            measured = [abs(r.error) for r in held if third in r.label]
+            claimed = [abs(r.error) for r in held if third not in r.label]
+            best = Fit({"deterministic_feed_efficiency": eff, "deterministic_op_latency_s": op},
+                       obj, {"LLMPerf Llama-2 70B and Artificial Analysis Llama-3.1 8B (fitted)":
+                             (statistics.median(fitted), max(fitted)),
+                             "Artificial Analysis Llama-3.1 70B (held out)":
+                             (statistics.median(measured), max(measured)),
+                             "Groq claims (held out)": (statistics.median(claimed), max(claimed))})
     assert best is not None
     return best
