@@ -64,18 +64,28 @@ def print_vendors(results: list[FileResult]) -> None:
     table = residual_table()
     found = residuals.residuals(results)
     print("\n## Per vendor and regime\n")
+    print("inside: the share of rows inside the interval the model states (in-sample: the rows "
+          "are its basis);\nheld-out: inside the interval the group's other rows would give "
+          "(leave one out)\n")
     print(f"{'vendor':<11} {'regime':<10} {'kind':<9} {'rows':>5} {'median':>8} {'max':>8} "
-          f"{'inside':>7}")
+          f"{'inside':>7} {'held-out':>9}")
     groups: dict[tuple[str, str, str], list[residuals.Residual]] = {}
+    regimes: dict[tuple[str, str], list[residuals.Residual]] = {}
     for r in found:
         groups.setdefault((r.vendor, r.regime, r.kind), []).append(r)
+        regimes.setdefault((r.vendor, r.regime), []).append(r)
+    pooled = float(table.get("pooled_abs_q95") or 1.0)
+    held = {id(r): ok for rows in regimes.values()
+            for r, ok in zip(rows, residuals.loo_inside([x.r for x in rows], pooled),
+                             strict=True)}
     for (vendor, regime, _kind), rows in sorted(groups.items()):
         errors = sorted(abs(r.error) for r in rows)  # |predicted / measured - 1|, own metric
         iv = interval(1.0, "time", vendor, regime, table)
         inside = sum(math.log(iv.low) - 1e-9 <= r.r <= math.log(iv.high) + 1e-9 for r in rows)
+        loo = sum(held[id(r)] for r in rows)
         print(f"{vendor:<11} {regime:<10} {rows[0].kind:<9} {len(rows):>5} "
               f"{100 * errors[len(errors) // 2]:>7.1f}% {100 * errors[-1]:>7.1f}% "
-              f"{100 * inside / len(rows):>6.0f}%")
+              f"{100 * inside / len(rows):>6.0f}% {100 * loo / len(rows):>8.0f}%")
     orderings = [(fr.metric.split()[0], row) for fr in results
                  if fr.file == "mlperf_training_ipu_vs_dgx_bert_resnet.csv" for row in fr.rows]
     kept = sum((row.measured > 1) == (row.predicted > 1) for _, row in orderings)

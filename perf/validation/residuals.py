@@ -96,6 +96,30 @@ def _quantile(xs: list[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def loo_inside(group: list[float], pooled_abs_q95: float) -> list[bool]:
+    """For each residual of a (vendor, regime) group, whether it lies inside the interval the
+    *other* rows of the group would give (the rules of :func:`accelkb.perf.uncertainty.interval`:
+    5th-95th percentile with 10 or more rows, extremes widened by 20 % with 3 to 9, twice the
+    pooled 95th percentile below). A held-out coverage, where the in-sample one is ~90 % by
+    construction.
+
+    >>> loo_inside([0.0] * 9 + [1.0], 0.5)
+    [True, True, True, True, True, True, True, True, True, False]
+    """
+    out = []
+    for i, r in enumerate(group):
+        others = sorted(group[:i] + group[i + 1:])
+        if len(others) >= 10:
+            lo, hi = _quantile(others, 0.05), _quantile(others, 0.95)
+        elif len(others) >= 3:
+            lo, hi = others[0] - 0.2, others[-1] + 0.2
+        else:
+            lo, hi = -2 * pooled_abs_q95, 2 * pooled_abs_q95
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+        out.append(lo - 1e-9 <= r <= hi + 1e-9)
+    return out
+
+
 def summary(found: list[Residual]) -> dict[str, Any]:
     """Per vendor and regime: rows, files, kind and the residuals' spread (rounded: stable)."""
     groups: dict[tuple[str, str], list[Residual]] = {}

@@ -91,3 +91,14 @@ def test_estimate_json_gives_each_headline_figure_a_range_and_its_dependencies(
             out["foreign_constants"])
     else:  # NVIDIA's own constants on an NVIDIA chip
         assert out["foreign_constants"] == {}
+
+
+def test_held_out_coverage_leaves_each_row_out_of_its_own_interval() -> None:
+    from accelkb.perf.validation.residuals import loo_inside
+
+    # an outlier is inside the in-sample range it widens, but not inside the others' range
+    assert loo_inside([0.0, 0.01, -0.01, 0.02, 0.5], 1.0) == [True, True, True, True, False]
+    # with fewer than 3 other rows the pooled spread stands in
+    assert loo_inside([0.1, 1.5], 0.5) == [True, False]
+    # the range always holds the estimate itself (0)
+    assert loo_inside([0.3] * 12, 1.0) == [True] * 12
