@@ -151,9 +151,10 @@ def test_q2_sambanova_training(q2: Advice) -> None:
 
 def test_q3_groq_strong_scaling(q3: Advice) -> None:
     assert q3.chips == 576 and q3.baseline.configuration["precision"] == "int8"
-    # Issue 25: weights reach the MXMs at the feed rate fitted on LLMPerf; the scheduled
-    # network is a small part of each token.
-    assert q3.baseline.bound == "bandwidth"
+    # Issue 25: each operation's functional latency and the weights' feed to the MXMs (Groq's
+    # own constants, fitted on GroqCloud's measured rows) make the token; the scheduled network
+    # is a small part of it (checked on the network lines below).
+    assert q3.baseline.bound in ("latency", "bandwidth")
     fits = [p.chips for p in q3.scaling if p.time_s is not None]
     misses = [p.chips for p in q3.scaling if p.time_s is None]
     # 70B INT8 weights (~69 GB) do not fit a few racks of 230 MB chips; 576 chips do.
@@ -170,8 +171,9 @@ def test_q3_groq_strong_scaling(q3: Advice) -> None:
     assert min(ar.ecmp_steps, ar.adaptive_steps) >= ar.scheduled_steps
     assert "The collision-free network" in q3.answer and "per-token traffic" in q3.answer
     assert f"{sched.makespan_steps} steps scheduled" in q3.answer  # where contention arises
-    # bandwidth-bound on the weight feed: the SRAM-feed what-if is the strongest lever
-    assert q3.what_ifs[0].lever == "faster on-chip SRAM feed" and q3.what_ifs[0].speedup > 1.5
+    # the SRAM-feed what-if is the strongest hardware lever, and buys only the feed's share of
+    # the token: most of it is the operations' functional latency (fitted on two model sizes)
+    assert q3.what_ifs[0].lever == "faster on-chip SRAM feed" and 1.03 < q3.what_ifs[0].speedup < 1.5
     assert 150 < (q3.baseline.tokens_per_s_per_user or 0) < 350  # published: 185 (LLMPerf) - 300
     assert "LLMPerf" in " ".join(q3.measured)
     # Issue 27: the first paragraph answers with ranges, the three claimed advantages each on
