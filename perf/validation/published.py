@@ -21,8 +21,10 @@ with one stated protocol per metric:
   over the chips used, as the MaxText recipes run, with the tensor-parallel degree a source
   states (PaLM: 12), at the stated global batch, best micro-batch.
 - ``TimeToTrain``: the result's own trained tokens (``ak:tokensToTrain``) over the modelled
-  throughput at the best tensor x pipeline x data layout that fits; results without their
-  tokens are skipped, and LoRA fine-tuning (which the full-training model does not describe).
+  throughput at the best tensor x pipeline x data layout that fits, or at the submission's own
+  tensor, pipeline, interleave and micro-batch where its configuration states them (the protocol
+  file's ``layout``); results without their tokens are skipped, and LoRA fine-tuning (which the
+  full-training model does not describe).
 
 A benchmark protocol file (``perf/data/benchmark_protocols.json``) gives, per benchmark, the
 request shape and the precision each submission states where they differ from the workload's
@@ -211,16 +213,24 @@ def _best_throughput(model: ModelSpec, system: SystemSpec, chips: int, prompt: i
 
 
 def _best_training(model: ModelSpec, system: SystemSpec, chips: int, batch: int, precision: str,
-                   cal: Calibration, fsdp_only: bool, tp: int | None = None) -> TrainingEstimate:
+                   cal: Calibration, fsdp_only: bool, tp: int | None = None,
+                   stated: dict[str, int] | None = None) -> TrainingEstimate:
     """Fastest layout that fits: ZeRO-3 over all chips (``fsdp_only``; with a tensor-parallel
     degree ``tp`` where the source states one) or tensor x pipeline x data over the first
-    network level's divisors, full or selective recompute, micro-batch."""
+    network level's divisors, full or selective recompute, micro-batch. ``stated``: the
+    submission's own tp, pp, micro_batch and interleave where its configuration gives them (the
+    rest is still searched)."""
+    stated = stated or {}
     layouts: list[dict[str, object]] = []
     tps = (tp or 1,) if fsdp_only else tuple(t for t in (1, 2, 4, 8) if chips % t == 0
                                              and t <= system.levels[0].group_chips)
+    if "tp" in stated:
+        tps = (stated["tp"],)
     for tp in tps:
         pps = (1,) if fsdp_only else tuple(p for p in (1, 2, 4, 8, 16)
                                            if (chips // tp) % p == 0 and model.layers % p == 0)
+        if "pp" in stated:
+            pps = (stated["pp"],)
         for pp in pps:
             dp = chips // (tp * pp)
             if batch % dp:
@@ -228,11 +238,13 @@ def _best_training(model: ModelSpec, system: SystemSpec, chips: int, batch: int,
             for zero in ((3,) if fsdp_only else (1, 3)):
                 layouts.append({"tp": tp, "pp": pp, "dp": dp, "zero": zero,
                                 "global_batch": batch, "sequence_parallel": tp > 1,
-                                "fused_attention": True, "precision": precision})
+                                "fused_attention": True, "precision": precision,
+                                "interleave": stated.get("interleave", 1)})
     best: TrainingEstimate | None = None
     for base in layouts:
         per_replica = batch // int(str(base["dp"]))
-        for mb in (m for m in (1, 2, 4, 8) if per_replica % m == 0):
+        mbs = (stated["micro_batch"],) if "micro_batch" in stated else (1, 2, 4, 8)
+        for mb in (m for m in mbs if per_replica % m == 0):
             for rec in ("selective", "full"):
                 try:
                     est = train_estimate(model, system, TrainingConfig.model_validate(
@@ -284,7 +296,8 @@ def predict(res: Result, systems: SystemResolver, cal: Calibration) -> float:
                               tp=stated.get("tp")).model_flops_per_s_per_chip
     if res.tokens is None:
         raise Skip("the result does not record the tokens its run trained (ak:tokensToTrain)")
-    run = _best_training(model, system, res.chips, batch, precision, cal, fsdp_only=False)
+    run = _best_training(model, system, res.chips, batch, precision, cal, fsdp_only=False,
+                         stated=note.get("layout"))
     return float(res.tokens) / run.tokens_per_s
 
 

@@ -134,3 +134,19 @@ def test_a_stated_precision_or_layout_is_the_protocol_not_a_fit(kb: KnowledgeBas
     palm = found["palm-540b-tpu-v4-one-pod"]
     assert protocols()["results"][palm.name]["layout"] == {"tp": 12}
     assert "source" in protocols()["results"][palm.name]
+
+
+def test_a_time_to_train_row_is_predicted_at_the_layout_and_precision_its_configuration_states(
+        kb: KnowledgeBase) -> None:
+    """NVIDIA's MLPerf Training v4.1 GPT-3 run on 64 B200s: FP8, tp 4, pp 8, interleave 6,
+    micro-batch 2 (its launch configuration); the model does not pick its own layout for it."""
+    from accelkb.perf.validation.published import _best_training, protocols
+
+    note = protocols()["results"]["nv-mlperf-train-v41-b200-n8-gpt3"]
+    assert note["precision"] == "fp8" and note["layout"]["pp"] == 8
+    with using(kb):
+        run = _best_training(model_spec("gpt3-175b"), system_spec("dgx-b200-nyx-n8"), 64, 2048,
+                             "fp8", CAL, fsdp_only=False, stated=note["layout"])
+    cfg = run.config
+    assert (cfg.tp, cfg.pp, cfg.interleave, cfg.micro_batch) == (4, 8, 6, 2)
+    assert cfg.precision == "fp8"
