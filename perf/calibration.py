@@ -34,7 +34,7 @@ class Calibration(BaseModel):
         "one vendor's own rows, used for that vendor's compiled chips instead of "
         "compiled_op_overhead_s (vendor short name -> s)")
     matmul_reference_fraction: float = Field(
-        default=1.0, gt=0, le=1, description="measured maximum achievable matmul FLOP/s over "
+        gt=0, le=1, description="measured maximum achievable matmul FLOP/s over "
         "the dense peak of the chip matmul_efficiency was fitted on (A100 SXM, BF16): a chip "
         "with its own measurement gets matmul_efficiency x its fraction / this one")
     low_precision_matmul_efficiency: float = Field(

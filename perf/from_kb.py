@@ -159,9 +159,10 @@ def chip_spec_of(kb: KnowledgeBase, chip: URIRef, shared_tiers: list[MemoryTierS
                     deterministic=(chip, AK.hasFeature, AK.DeterministicExecution) in g,
                     execution="compiled" if whole else None, fuses_elementwise=whole,
                     fused_attention_efficiency=_num(g, chip, AK.fusedAttentionEfficiency),
-                    achievable_matmul_flops={k: v for k, p in (
+                    achievable_matmul_fraction={k: min(1.0, v / peaks[k]) for k, p in (
                         ("bf16", AK.maxAchievableMatmulFlopsBf16),
-                        ("fp8", AK.maxAchievableMatmulFlopsFp8)) if (v := _num(g, chip, p))},
+                        ("fp8", AK.maxAchievableMatmulFlopsFp8))
+                        if (v := _num(g, chip, p)) and peaks.get(k)},
                     source_note=f"accelkb knowledge base, {chip}")
 
 

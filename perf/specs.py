@@ -79,10 +79,11 @@ class ChipSpec(_Frozen):
         default=None, gt=0, le=1, description="fraction of the 16-bit peak a fused "
         "(FlashAttention-style) attention kernel reaches on this chip, as measured "
         "(ak:fusedAttentionEfficiency); None: the attention runs at the GEMMs' efficiency")
-    achievable_matmul_flops: dict[str, float] = Field(
-        default_factory=dict, description="maximum achievable matmul FLOP/s measured on this "
-        "chip, by precision ('bf16', 'fp8'): the best of a sweep of large shapes "
-        "(ak:maxAchievableMatmulFlopsBf16 / Fp8); empty: not measured")
+    achievable_matmul_fraction: dict[str, float] = Field(
+        default_factory=dict, description="measured maximum achievable matmul FLOP/s over the "
+        "dense peak, by precision ('bf16', 'fp8'): the best of a sweep of large shapes "
+        "(ak:maxAchievableMatmulFlopsBf16 / Fp8 over the chip's peak); empty: not measured. A "
+        "fraction, so a what-if on the peak moves what the matmuls reach with it")
     fuses_elementwise: bool = Field(default=False, description="the compiler fuses "
                                     "normalisation and activation into the adjacent matrix "
                                     "products, so they add no pass over memory "
@@ -94,24 +95,27 @@ class ChipSpec(_Frozen):
         "first memory tier is on-chip SRAM")
 
     def achievable_fraction(self, precision: str) -> float | None:
-        """Measured maximum achievable matmul FLOP/s over the dense peak at ``precision``, or
-        None. 16-bit precisions read the BF16 measurement; 8- and 4-bit ones the FP8 one, or,
-        where only BF16 was measured, the BF16 fraction: an upper bound, since every chip
-        measured at both reaches less of its FP8 peak (H100 SXM 70.9 % against 80.3 %).
+        """The measured maximum achievable matmul fraction of the dense peak at ``precision``,
+        or None. FP16 and BF16 read the BF16 measurement; 8- and 4-bit precisions the FP8 one,
+        or, where only BF16 was measured, the BF16 fraction (usually an upper bound: every chip
+        measured at both but Gaudi 3 reaches less of its FP8 peak, H100 SXM 70.9 % against
+        80.3 %). TF32 and FP32 have no measurement.
 
         >>> c = ChipSpec(name="x", peak_flops={"bf16": 1e15, "fp8": 2e15},
         ...              memory_tiers=[MemoryTierSpec(kind="hbm", capacity_bytes=1e9,
         ...                                           bandwidth_bytes_per_s=1e12)],
-        ...              achievable_matmul_flops={"bf16": 8e14})
-        >>> c.achievable_fraction("bf16"), c.achievable_fraction("fp8")
-        (0.8, 0.8)
+        ...              achievable_matmul_fraction={"bf16": 0.8})
+        >>> c.achievable_fraction("bf16"), c.achievable_fraction("fp8"), c.achievable_fraction("tf32")
+        (0.8, 0.8, None)
         """
-        keys = ("fp8", "bf16") if precision in ("fp8", "int8", "fp4") else ("bf16",)
-        for key in keys:
-            measured, peak = self.achievable_matmul_flops.get(key), self.peak_flops.get(key)
-            if measured is not None and peak:
-                return min(1.0, measured / peak)
-        return None
+        if precision in ("fp8", "int8", "fp4"):
+            keys: tuple[str, ...] = ("fp8", "bf16")
+        elif precision in ("fp16", "bf16"):
+            keys = ("bf16",)
+        else:
+            return None
+        return next((self.achievable_matmul_fraction[k] for k in keys
+                     if k in self.achievable_matmul_fraction), None)
 
     @model_validator(mode="after")
     def _check(self) -> ChipSpec:
@@ -121,6 +125,9 @@ class ChipSpec(_Frozen):
             raise ValueError(f"expected peak_flops keys among {sorted(allowed)}, got {bad}")
         if not self.peak_flops:
             raise ValueError("expected at least one peak_flops entry, got none")
+        if any(not 0 < v <= 1 for v in self.achievable_matmul_fraction.values()):
+            raise ValueError("expected achievable_matmul_fraction values in (0, 1], got "
+                             f"{self.achievable_matmul_fraction}")
         if any(v <= 0 for v in self.peak_flops.values()):
             raise ValueError(f"expected positive peak_flops, got {self.peak_flops}")
         if not self.memory_tiers:

@@ -8,8 +8,8 @@ range is twice the 95th percentile of |residual| over every measured row of ever
 range always holds the estimate itself, and its ``basis`` says which rule and rows it used.
 
 The **sensitivity** re-runs the estimate with each calibration constant and each hardware fact
-the estimate reads (peak FLOP/s, the measured maximum achievable matmul FLOP/s where the chip
-has one, each memory tier's bandwidth, each network level's bandwidth and latency) at 50 % and
+the estimate reads (peak FLOP/s, the measured maximum achievable matmul fraction of it where the
+chip has one, each memory tier's bandwidth, each network level's bandwidth and latency) at 50 % and
 150 %, and lists the three that move the figure most.
 
 Examples
@@ -172,12 +172,12 @@ def _perturbations(system: SystemSpec, cal: Calibration
         c = chip.model_copy(update={"peak_flops": {k: v * f for k, v in chip.peak_flops.items()}})
         return system.model_copy(update={"chip": c}), cal
     out.append((f"{chip.name} peak FLOP/s", peaks))
-    if chip.achievable_matmul_flops:  # measured: what the matmuls reach, whatever the peak
+    if chip.achievable_matmul_fraction:  # measured: the share of the peak the matmuls reach
         def achieved(f: float) -> tuple[SystemSpec, Calibration]:
-            c = chip.model_copy(update={"achievable_matmul_flops": {
-                k: v * f for k, v in chip.achievable_matmul_flops.items()}})
+            c = chip.model_copy(update={"achievable_matmul_fraction": {
+                k: min(1.0, v * f) for k, v in chip.achievable_matmul_fraction.items()}})
             return system.model_copy(update={"chip": c}), cal
-        out.append((f"{chip.name} measured max achievable matmul FLOP/s", achieved))
+        out.append((f"{chip.name} measured max achievable matmul fraction", achieved))
     for i, tier in enumerate(chip.memory_tiers):
         def tier_bw(f: float, i: int = i) -> tuple[SystemSpec, Calibration]:
             tiers = list(chip.memory_tiers)

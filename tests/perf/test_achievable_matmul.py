@@ -49,4 +49,21 @@ def test_the_measured_throughput_is_in_the_sensitivity_list() -> None:
 
     system = system_spec("dgx-h100")
     names = [n for n, _ in _perturbations(system, CAL)]
-    assert "h100-sxm measured max achievable matmul FLOP/s" in names
+    assert "h100-sxm measured max achievable matmul fraction" in names
+
+
+def test_a_what_if_on_the_peak_moves_what_a_measured_chip_reaches() -> None:
+    """The measurement is kept as a fraction of the peak, so doubling the peak speeds the
+    matmuls up (a hypothetical chip with the same share of its peak); as absolute FLOP/s it
+    left the step unchanged."""
+    from accelkb.perf.from_kb import model_spec
+    from accelkb.perf.training import TrainingConfig, estimate
+
+    system = system_spec("dgx-h100")
+    chip = system.chip
+    double = system.model_copy(update={"chip": chip.model_copy(update={
+        "peak_flops": {k: 2 * v for k, v in chip.peak_flops.items()}})})
+    cfg = TrainingConfig(dp=8, micro_batch=2, global_batch=512)
+    model = model_spec("gpt3-1.3b")
+    one, two = estimate(model, system, cfg, CAL), estimate(model, double, cfg, CAL)
+    assert two.breakdown["compute"] < 0.9 * one.breakdown["compute"]
