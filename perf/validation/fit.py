@@ -17,7 +17,6 @@ from accelkb.perf.collectives import collective_time
 from accelkb.perf.specs import NetworkLevelSpec
 from accelkb.perf.validation.others import (
     SN40L_FIT_MODELS,
-    THIRD_PARTY,
     check_gpu_inference,
     check_groq_llmperf,
     check_power,
@@ -25,6 +24,7 @@ from accelkb.perf.validation.others import (
     check_vendor_claims,
     nccl_points,
 )
+from accelkb.perf.validation.residuals import THIRD_PARTY
 from accelkb.perf.validation.training import (
     SystemResolver,
     check_korthikanti_time,
@@ -199,7 +199,6 @@ def fit_deterministic(systems: SystemResolver, cal: Calibration) -> Fit:
     (llm_inference_vendor_claims.csv, quoted by SambaNova's blog). The objective is the larger
     of the two |errors|. Held out: Artificial Analysis' Llama-3.1 70B rate and the Groq claims."""
     best: Fit | None = None
-    third = THIRD_PARTY
     for eff, op in itertools.product(
             (0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5),
             tuple(k * 0.5e-6 for k in range(0, 13))):
@@ -212,8 +211,8 @@ def fit_deterministic(systems: SystemResolver, cal: Calibration) -> Fit:
         obj = max(fitted)
         if best is None or obj < best.objective:
             held = [r for r in claims.rows if r.label.startswith("Groq") and r not in small]
-            measured = [abs(r.error) for r in held if third in r.label]
-            claimed = [abs(r.error) for r in held if third not in r.label]
+            measured = [abs(r.error) for r in held if THIRD_PARTY in r.label]
+            claimed = [abs(r.error) for r in held if THIRD_PARTY not in r.label]
             best = Fit({"deterministic_feed_efficiency": eff, "deterministic_op_latency_s": op},
                        obj, {"LLMPerf Llama-2 70B and Artificial Analysis Llama-3.1 8B (fitted)":
                              (statistics.median(fitted), max(fitted)),

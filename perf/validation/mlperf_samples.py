@@ -5,8 +5,9 @@ MLPerf scores a submission by the mean time of its runs without the fastest and 
 aborted run counts as the slowest), five runs for ResNet-50 and ten for BERT. The time-to-train
 ratios of :mod:`accelkb.perf.validation.others` are predicted as samples x modelled time per
 sample, so the samples are the mean over those same runs; where the stored copy of the results
-lacks some of a submission's logs, the mean of the successful runs that are there (the label says
-how many). Data: ``mlperf_training_samples_to_train.csv``, one row per log.
+lacks some of a submission's logs, the mean of the successful runs that are there
+(:class:`Samples` keeps how many and whether the set was complete). Data:
+``mlperf_training_samples_to_train.csv``, one row per log.
 
 Examples
 --------

@@ -19,6 +19,7 @@ from accelkb.perf.specs import ChipSpec, ModelSpec
 from accelkb.perf.training import TrainingConfig
 from accelkb.perf.training import estimate as train_estimate
 from accelkb.perf.validation.mlperf_samples import samples_to_train
+from accelkb.perf.validation.residuals import THIRD_PARTY
 from accelkb.perf.validation.training import FileResult, Row, SystemResolver, cached, known_models, read_rows
 
 NCCL = "nccl_allreduce_single_node_a100_v100.csv"
@@ -127,8 +128,10 @@ def groq_llmperf_decode(r: dict[str, str]) -> float:
 def check_groq_llmperf(systems: SystemResolver, cal: Calibration) -> FileResult:
     """LLMPerf on GroqCloud, Llama-2 70B (2024-01-10): the median decode time per token
     against groq-576 (tensor parallel 8 x pipeline 72, INT8, collectives from collision-free
-    schedules). One configuration: ``deterministic_feed_efficiency`` is solved on it, so its
-    error here is ~0 by construction; the Groq vendor claims are the held-out check."""
+    schedules). ``deterministic_feed_efficiency`` and ``deterministic_op_latency_s`` are fitted
+    on it and on Artificial Analysis' Llama-3.1 8B rate (:func:`check_vendor_claims`), so its
+    error here is small by construction; Artificial Analysis' Llama-3.1 70B rate and the Groq
+    claims are the held-out check."""
     systems = cached(systems)
     res = FileResult(LLMPERF_GROQ, "decode time per token (s), Groq")
     model = known_models()["llama2-70b"]
@@ -347,11 +350,6 @@ def check_mlperf_resnet(systems: SystemResolver, cal: Calibration) -> FileResult
 CLAIMS = "llm_inference_vendor_claims.csv"
 
 
-#: Who measured a row of the claims file: rows whose source is Artificial Analysis' independent
-#: API benchmark (quoted in a vendor's blog) are third-party measurements, tagged as such.
-THIRD_PARTY = "[Artificial Analysis]"
-
-
 def _groq_fitting(model: ModelSpec, systems: SystemResolver, cal: Calibration
                   ) -> InferenceEstimate:
     """Groq's layout for a model: 8-chip tensor parallel inside a node (its 7 local links), and
@@ -389,7 +387,7 @@ def check_vendor_claims(systems: SystemResolver, cal: Calibration) -> FileResult
         if r["metric"] != "output speed per user":
             continue
         label = f"{r['vendor']} {r['system']} {r['model']} ({r['date']})"
-        if "artificialanalysis.ai" in r["source"] or "Artificial Analysis" in r["source"]:
+        if "artificialanalysis.ai" in r["source"]:  # not press reports of a verification
             label += f" {THIRD_PARTY}"
         try:
             if r["vendor"] == "Groq" and "8B" in r["model"]:

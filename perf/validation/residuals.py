@@ -10,7 +10,7 @@ multiplied by. ``python bench/perf_validation.py --residuals`` writes the summar
 Rows of vendor claims (``llm_inference_vendor_claims.csv``) are kept apart as ``claims``:
 they are not measurements, and an interval that rests on them says so. The rows of that file
 that Artificial Analysis measured on the vendors' public APIs (labelled
-:data:`~accelkb.perf.validation.others.THIRD_PARTY`) are measurements and count as such.
+:data:`THIRD_PARTY`) are measurements and count as such.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from accelkb.perf.validation.others import THIRD_PARTY
 from accelkb.perf.validation.training import FileResult
 
 #: (file, metric prefix) -> (vendor, regime, "time" | "rate"); files not listed (the NCCL
@@ -43,6 +42,10 @@ TAGS: dict[tuple[str, str], tuple[str, str, str]] = {
     ("mlperf_training_tpu_v4_throughput.csv", "training"): ("google", "training", "rate"),
 }
 CLAIMS_FILE = "llm_inference_vendor_claims.csv"
+#: The label mark of a row of the claims file whose source is Artificial Analysis' own
+#: benchmark pages (artificialanalysis.ai, quoted in a vendor's blog): a third-party measurement
+#: of a public API, tagged as measured (:func:`accelkb.perf.validation.others.check_vendor_claims`).
+THIRD_PARTY = "[Artificial Analysis]"
 #: Vendor claims by the label's first word.
 CLAIM_VENDORS = {"Groq": "groq", "SambaNova": "sambanova", "Cerebras": "cerebras"}
 
