@@ -14,7 +14,9 @@ with one stated protocol per metric:
 - ``TimeToFirstToken``: the same, prefill of the workload's prompt.
 - ``AggregateTokensPerSecond`` (MLPerf Offline, vendor throughput tables): the submitter tunes
   the layout and batch, so the model takes its best throughput over tensor-parallel degrees that
-  divide the chips used (replicas on the rest) and batches that fit memory, prefill included.
+  divide the chips used (replicas on the rest) and batches that fit memory, prefill included;
+  where the submission's configuration states its tensor-parallel degree and in-flight batch
+  per engine (the protocol file's ``layout``), those.
   MLPerf *Server* rows are latency-constrained (a queueing result the model does not estimate)
   and are skipped with that reason.
 - ``ModelFlopsPerSecondPerChip`` (MaxText tables, PaLM): fully sharded data parallel (ZeRO-3)
@@ -191,14 +193,20 @@ def _infer(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
 
 
 def _best_throughput(model: ModelSpec, system: SystemSpec, chips: int, prompt: int, output: int,
-                     precision: str, cal: Calibration) -> float:
+                     precision: str, cal: Calibration,
+                     stated: dict[str, int] | None = None) -> float:
     """Largest output tokens/s over tensor-parallel degrees dividing ``chips`` (replicas on the
-    rest) and batches that fit, prefill and decode both counted."""
+    rest) and batches that fit, prefill and decode both counted. ``stated``: the submission's
+    own tensor-parallel degree (``tp``) and in-flight batch per engine (``batch``) where its
+    configuration gives them; a stated batch that does not fit the model's memory is refused
+    (a Skip with the reason), not replaced."""
+    stated = stated or {}
     best, why = 0.0, "no layout fits"
-    for tp in (d for d in (1, 2, 4, 8, 16, 32, 64) if chips % d == 0):
+    tps = (stated["tp"],) if "tp" in stated else (1, 2, 4, 8, 16, 32, 64)
+    for tp in (d for d in tps if chips % d == 0):
         if tp > system.levels[0].group_chips and tp > 1:
             continue
-        for b in _BATCHES:
+        for b in ((stated["batch"],) if "batch" in stated else _BATCHES):
             cfg = InferenceConfig(tp=tp, batch=b, prompt_len=prompt, output_len=output,
                                   precision=precision)  # type: ignore[arg-type]
             try:
@@ -285,7 +293,8 @@ def predict(res: Result, systems: SystemResolver, cal: Calibration) -> float:
             raise Skip("MLPerf Server scenario: throughput under a latency bound (queueing), "
                        "which the model does not estimate; its Offline row is validated")
         prompt, output = _shape(res)
-        return _best_throughput(model, system, res.chips, prompt, output, precision, cal)
+        return _best_throughput(model, system, res.chips, prompt, output, precision, cal,
+                                stated=note.get("layout"))
     if "lora" in res.workload:
         raise Skip("LoRA fine-tuning: the training model counts full-weight gradients and "
                    "optimizer state, which LoRA does not compute")

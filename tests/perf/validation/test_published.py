@@ -139,14 +139,37 @@ def test_a_stated_precision_or_layout_is_the_protocol_not_a_fit(kb: KnowledgeBas
 def test_a_time_to_train_row_is_predicted_at_the_layout_and_precision_its_configuration_states(
         kb: KnowledgeBase) -> None:
     """NVIDIA's MLPerf Training v4.1 GPT-3 run on 64 B200s: FP8, tp 4, pp 8, interleave 6,
-    micro-batch 2 (its launch configuration); the model does not pick its own layout for it."""
+    micro-batch 2 (its launch configuration). predict() uses them, where the model's own best
+    layout would be faster."""
     from accelkb.perf.validation.published import _best_training, protocols
 
     note = protocols()["results"]["nv-mlperf-train-v41-b200-n8-gpt3"]
-    assert note["precision"] == "fp8" and note["layout"]["pp"] == 8
+    (res,) = [r for r in stored_results(kb) if r.name == "nv-mlperf-train-v41-b200-n8-gpt3"]
     with using(kb):
-        run = _best_training(model_spec("gpt3-175b"), system_spec("dgx-b200-nyx-n8"), 64, 2048,
-                             "fp8", CAL, fsdp_only=False, stated=note["layout"])
-    cfg = run.config
-    assert (cfg.tp, cfg.pp, cfg.interleave, cfg.micro_batch) == (4, 8, 6, 2)
-    assert cfg.precision == "fp8"
+        got = predict(res, system_spec, CAL)
+        model, system = model_spec("gpt3-175b"), system_spec("dgx-b200-nyx-n8", 64)
+        stated = _best_training(model, system, 64, 2048, "fp8", CAL, fsdp_only=False,
+                                stated=note["layout"])
+        free = _best_training(model, system, 64, 2048, "fp8", CAL, fsdp_only=False)
+    assert (stated.config.tp, stated.config.pp, stated.config.interleave) == (4, 8, 6)
+    assert got == pytest.approx(float(res.tokens) / stated.tokens_per_s)
+    assert got > float(res.tokens) / free.tokens_per_s  # the layout is not the model's choice
+
+
+def test_an_offline_row_is_predicted_at_its_stated_tensor_parallel_degree_and_batch(
+        kb: KnowledgeBase) -> None:
+    """NVIDIA's 8 x H100 NVL MLPerf Inference v4.0 Offline run: tensor parallel 2 inside each
+    bridged pair, 1,300 sequences in flight per engine (its configuration file)."""
+    from accelkb.perf.validation.published import _best_throughput, protocols
+
+    name = "nv-mlperf-inf-v40-h100-nvl-x8-llama2-70b-offline"
+    assert protocols()["results"][name]["layout"] == {"tp": 2, "batch": 1300}
+    (res,) = [r for r in stored_results(kb) if r.name == name]
+    with using(kb):
+        got = predict(res, system_spec, CAL)
+        model, system = model_spec("llama2-70b"), system_spec("h100-nvl-x8", 8)
+        cfg = InferenceConfig(tp=2, batch=1300, prompt_len=222, output_len=294, precision="fp8")
+        one = estimate(model, system, cfg, CAL)
+        free = _best_throughput(model, system, 8, 222, 294, "fp8", CAL)
+    assert got == pytest.approx(4 * one.end_to_end_tokens_per_s)
+    assert got < free  # the model's own best layout would be faster
