@@ -29,7 +29,8 @@ FILE = "mlperf_training_samples_to_train.csv"
 IMAGENET_TRAIN_IMAGES = 1_281_167
 #: Runs per submission (MLPerf Training v1.x rules) and the system each results folder holds.
 RUNS = {"resnet": 5, "bert": 10}
-_SYSTEMS = {"ipu-pod16": "ipu-pod16", "ipu-pod64": "ipu-pod64", "dgxa100": "dgx-a100"}
+_SYSTEMS = {"ipu-pod16": "ipu-pod16", "ipu-pod64": "ipu-pod64", "ipu-pod128": "ipu-pod128",
+            "ipu-pod256": "ipu-pod256", "dgxa100": "dgx-a100"}
 
 
 @dataclass(frozen=True)

@@ -258,7 +258,7 @@ def _ratio_rows(res: FileResult, by_round: dict[str, dict[str, _Entry]]) -> None
         if "dgx-a100" not in d:
             continue
         ref = d["dgx-a100"]
-        for name in ("ipu-pod16", "ipu-pod64"):
+        for name in ("ipu-pod16", "ipu-pod64", "ipu-pod128", "ipu-pod256"):
             if name not in d:
                 continue
             cur = d[name]
@@ -322,6 +322,7 @@ def check_mlperf_resnet(systems: SystemResolver, cal: Calibration) -> FileResult
     ipu = sub["ipu"]
     assert isinstance(ipu, dict)
     names = {"IPU-POD16": ("ipu-pod16", 16), "IPU-POD64": ("ipu-pod64", 64),
+             "IPU-POD128": ("ipu-pod128", 128), "IPU-POD256": ("ipu-pod256", 256),
              "dgxa100_ngc21.05_mxnet": ("dgx-a100", 8), "dgxa100_ngc21.09_mxnet": ("dgx-a100", 8)}
     by_round: dict[str, dict[str, _Entry]] = {}
     for r in read_rows(MLPERF):
