@@ -182,6 +182,7 @@ def check_sn40l_inference(systems: SystemResolver, cal: Calibration,
 
 MLPERF = "mlperf_training_ipu_vs_dgx_bert_resnet.csv"
 _MLPERF_SYSTEMS = {"IPU-POD16": ("ipu-pod16", 16), "IPU-POD64": ("ipu-pod64", 64),
+                   "IPU-POD128": ("ipu-pod128", 128),
                    "dgxa100_ngc21.05_pytorch": ("dgx-a100", 8),
                    "dgxa100_ngc21.09_pytorch": ("dgx-a100", 8)}
 
