@@ -32,6 +32,12 @@ logging.getLogger("rdflib.term").addFilter(
 SCHEMA_NS = "https://w3id.org/accelkb/schema#"
 DATA_NS = "https://w3id.org/accelkb/data/"
 SOURCE_NS = "https://w3id.org/accelkb/source/"
+#: The accelkb IRI bases in use (schema, knowledge, sources, named graphs, shapes, results, user
+#: files); an IRI under https://w3id.org/accelkb/ outside them is a mistyped @prefix.
+KNOWN_BASES = (SCHEMA_NS, DATA_NS, SOURCE_NS, "https://w3id.org/accelkb/schema/",
+               "https://w3id.org/accelkb/graph/", "https://w3id.org/accelkb/shapes#",
+               "https://w3id.org/accelkb/result/", "https://w3id.org/accelkb/user/")
+ACCELKB_ROOT = "https://w3id.org/accelkb/"
 
 _FORMATS = {".ttl": "turtle", ".turtle": "turtle", ".trig": "trig", ".nt": "nt", ".n3": "n3",
             ".jsonld": "json-ld", ".rdf": "xml", ".owl": "xml"}
@@ -401,7 +407,9 @@ def vocabulary_violations(data: Graph) -> list[Violation]:
       ``ak:tdpWatts``: it used to validate, and the value was then ignored everywhere), with the
       closest declared terms;
     - a property on a subject of a type outside the property's ``rdfs:domain`` (a chip property
-      on a memory tier). Untyped nodes (provenance blank nodes) are not checked.
+      on a memory tier). Untyped nodes (provenance blank nodes) are not checked;
+    - an IRI under ``https://w3id.org/accelkb/`` outside the project's bases (a mistyped
+      ``@prefix ak:``, whose every fact would load and then be ignored).
 
     Examples
     --------
@@ -410,6 +418,13 @@ def vocabulary_violations(data: Graph) -> list[Violation]:
     ...            "<https://w3id.org/accelkb/schema#tdpWatt> 700 .", format="turtle")
     >>> print(vocabulary_violations(g)[0].message)
     ak:tdpWatt is not a term of the accelkb schema; closest: ak:tdpWatts
+    >>> g = build_graph(bundled_schema())
+    >>> _ = g.parse(data="<urn:x> <https://w3id.org/accelkb/ontology#tdpWatts> 700 .",
+    ...             format="turtle")
+    >>> print(vocabulary_violations(g)[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    expected an IRI under the schema <https://w3id.org/accelkb/schema#> (ak:), the knowledge
+    (kb:) or another accelkb base, got <https://w3id.org/accelkb/ontology#tdpWatts> (is an
+    @prefix mistyped?)
     """
     declared = {s for s in data.subjects(RDF.type) if isinstance(s, URIRef)
                 and str(s).startswith(SCHEMA_NS)}
@@ -424,11 +439,16 @@ def vocabulary_violations(data: Graph) -> list[Violation]:
     kinds: dict[Any, set[Any]] = {}
     found: list[Violation] = []
     unknown: set[tuple[Any, Any, Any]] = set()
+    stray: set[tuple[Any, Any, Any]] = set()
     for s, p, o in data:
         for term in (s, p, o):
             if isinstance(term, URIRef) and str(term).startswith(SCHEMA_NS) \
                     and term not in declared:
                 unknown.add((s, p, term))
+            elif isinstance(term, URIRef) and str(term).startswith(ACCELKB_ROOT) \
+                    and not str(term).startswith(KNOWN_BASES) \
+                    and str(term) != SCHEMA_NS.rstrip("#"):
+                stray.add((s, p, term))
         if p in domains:
             if s not in kinds:
                 kinds[s] = _with_supers(set(data.objects(s, RDF.type)), supers)
@@ -442,6 +462,11 @@ def vocabulary_violations(data: Graph) -> list[Violation]:
             "see the schema (ontology/schema/accelkb.ttl) for the terms there are"
         found.append(_violation(data, s, p, None, f"ak:{local} is not a term of the accelkb "
                                 f"schema; {hint}"))
+    for s, p, term in sorted(stray, key=str)[:20]:
+        v = _violation(data, s, p, None, "")
+        found.append(Violation(v.focus, v.path, v.value, (  # the IRI in full, not as a prefix
+            f"expected an IRI under the schema <{SCHEMA_NS}> (ak:), the knowledge (kb:) or "
+            f"another accelkb base, got <{term}> (is an @prefix mistyped?)")))
     return found
 
 

@@ -171,3 +171,21 @@ def test_an_ill_typed_number_is_a_violation_not_a_traceback(
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err
     assert "'eight' is not a valid xsd:integer" in err and "Traceback" not in err
+
+
+def test_a_mistyped_accelkb_prefix_is_refused_with_the_iri_in_full(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file whose @prefix ak: points at a namespace that is not the schema's used to load
+    without a word, and every fact in it was ignored."""
+    from accelkb.cli import main
+
+    path = tmp_path / "prefix.ttl"
+    path.write_text("""@prefix ak: <https://w3id.org/accelkb/ontology#> .
+@prefix kb: <https://w3id.org/accelkb/data/> .
+kb:my-chip a ak:Chip ; ak:tdpWatts 700 .
+""", encoding="utf-8")
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "got <https://w3id.org/accelkb/ontology#tdpWatts> (is an @prefix mistyped?)" in err
+    assert "got <https://w3id.org/accelkb/ontology#Chip>" in err
+    assert main(["validate"]) == 0  # the bundled knowledge uses only the project's bases
