@@ -348,7 +348,7 @@ def _inference(kb: KnowledgeBase, workload: URIRef, model: ModelSpec, spec: Syst
                     "pipeline_hops": b["pipeline_hops"]})
         q["hopLatencySecondsPerToken"] = Quantity(
             value=b["overhead"] + b["tensor_parallel_comm"] + b["pipeline_hops"],
-            formula="per-kernel overhead + all-reduce + pipeline-hop time per token (the "
+            formula="per-operation overhead + all-reduce + pipeline-hop time per token (the "
             "latency terms of perf's decode breakdown)", ref="accelkb.perf.inference.estimate",
             inputs={k: b[k] for k in ("overhead", "tensor_parallel_comm", "pipeline_hops")})
     return True
