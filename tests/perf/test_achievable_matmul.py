@@ -3,6 +3,8 @@ two chips' measured maximum achievable matmul FLOP/s (MAMF) over their peaks."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from accelkb.perf.calibration import at_precision, load_calibration
@@ -67,3 +69,19 @@ def test_a_what_if_on_the_peak_moves_what_a_measured_chip_reaches() -> None:
     model = model_spec("gpt3-1.3b")
     one, two = estimate(model, system, cfg, CAL), estimate(model, double, cfg, CAL)
     assert two.breakdown["compute"] < 0.9 * one.breakdown["compute"]
+
+
+def test_a_system_file_with_a_fraction_above_one_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from accelkb.cli import main
+
+    spec = json.loads(system_spec("dgx-h100").model_dump_json())
+    spec["chip"]["achievable_matmul_fraction"] = {"bf16": 1.5}
+    path = tmp_path / "system.json"
+    path.write_text(json.dumps(spec), encoding="utf-8")
+    assert main(["estimate", "training", "--model", "gpt3-1.3b", "--system", str(path),
+                 "--parallel", "dp=8,mb=2,gbs=512"]) == 2
+    assert "expected achievable_matmul_fraction values in (0, 1], got {'bf16': 1.5}" in \
+        capsys.readouterr().err
