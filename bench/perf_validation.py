@@ -120,7 +120,8 @@ def main() -> int:
     cal = load_calibration()
     print(f"# accelkb.perf validation — systems from {where}")
     if args.fit:
-        for step in (fit.fit_collectives, fit.fit_compute, fit.fit_inference, fit.fit_power,
+        for step in (fit.fit_collectives, fit.fit_compute, fit.fit_serving_reserve,
+                     fit.fit_inference, fit.fit_power,
                      fit.fit_dataflow, fit.fit_deterministic, fit.fit_graphcore):
             res = step(systems, cal)
             cal = cal.model_copy(update=res.values)

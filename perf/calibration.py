@@ -48,6 +48,14 @@ class Calibration(BaseModel):
                                           "ahead-of-time compiled program (IPU, RDU, LPU), s")
     graph_op_overhead_s: float = Field(ge=0, description="fixed time per operation of a GPU "
                                        "inference server (captured graphs), s")
+    serving_memory_fraction: float = Field(
+        default=0.9, gt=0, le=1, description="fraction of a GPU's memory a serving engine "
+        "takes for weights, KV cache and its own buffers (vLLM gpu_memory_utilization, "
+        "TensorRT-LLM free_gpu_memory_fraction: both 0.9 by default)")
+    serving_reserve_bytes: float = Field(
+        default=0.0, ge=0, description="memory per GPU a serving engine keeps besides weights "
+        "and KV cache (activations of its largest profiled batch, CUDA graphs, CUDA context, "
+        "communication buffers), bytes")
     link_efficiency: float = Field(gt=0, le=1, description="achieved fraction of network "
                                    "injection bandwidth in collectives")
     collective_step_latency_s: float = Field(ge=0, description="software time per collective "

@@ -38,10 +38,10 @@ from .compute import (
 )
 from .energy import run_power
 from .execution import dataflow, static
-from .memory import kv_cache_bytes, place, stage_params, tier_totals
+from .memory import kv_cache_bytes, place, serving_capacity, stage_params, tier_totals
 from .scheduled import CollectiveMode, CollectiveTiming, fused_timing, timed_collective
 from .shapes import BYTES_PER, forward_flops_per_token
-from .specs import MemoryTierSpec, ModelSpec, SystemSpec, check_tensor_parallel
+from .specs import ChipSpec, MemoryTierSpec, ModelSpec, SystemSpec, check_tensor_parallel
 from .uncertainty import WithUncertainty
 
 
@@ -133,7 +133,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     if not cfg.queue_when_full:
         return _estimate(model, system, cfg, cal)
     e = float(BYTES_PER[cfg.precision])
-    have = sum(t.capacity_bytes for t in system.chip.memory_tiers)
+    have = serving_capacity(system.chip, cal)
     weights = stage_params(model, cfg.tp, cfg.pp) * e
     per_seq = kv_cache_bytes(model, 1, cfg.prompt_len + cfg.output_len, cfg.tp, cfg.pp,
                              cfg.precision)
@@ -170,6 +170,7 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     weights = stage_params(model, tp, pp) * e
     kv = kv_cache_bytes(model, b, ctx_max, tp, pp, cfg.precision)
     flow = dataflow.applies(chip)  # fused streaming-dataflow decoder (SambaNova RDU)
+    _check_serving_budget(chip, weights, kv, cal)
     placement = place([("kv_cache", kv), ("weights", weights)],
                       dataflow.weight_tiers(chip) if flow else chip)
     tiers: dict[str, MemoryTierSpec] = {t.kind: t for t in chip.memory_tiers}
@@ -248,6 +249,26 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         joules_per_token=None if power is None else power / tokens_per_s,
         collectives=coll,
     )
+
+
+def _check_serving_budget(chip: ChipSpec, weights: float, kv: float, cal: Calibration) -> None:
+    """Refuse a GPU layout whose weights and KV cache exceed what a serving engine gives them
+    (:func:`accelkb.perf.memory.serving_capacity`), naming each part of the budget."""
+    if chip.compiled:
+        return
+    budget = serving_capacity(chip, cal)
+    if weights + kv <= budget:
+        return
+    total = sum(t.capacity_bytes for t in chip.memory_tiers)
+    raise InputError(
+        f"configuration does not fit: expected weights + KV cache within {budget / 1e9:.2f} GB "
+        f"per chip ({chip.name}: a serving engine takes {cal.serving_memory_fraction:.0%} of "
+        f"{total / 1e9:.2f} GB and keeps {cal.serving_reserve_bytes / 1e9:.2f} GB of that for "
+        "activations, CUDA graphs and communication buffers; calibration.json "
+        "serving_memory_fraction, serving_reserve_bytes), got weights "
+        f"{weights / 1e9:.2f} GB + KV cache {kv / 1e9:.2f} GB = {(weights + kv) / 1e9:.2f} GB; "
+        "use a smaller batch or context, more tensor- or pipeline-parallel chips, or a lower "
+        "precision")
 
 
 def _decode_ops_time(ops: list[Op], peak: float, bw_w: float, bw_kv: float,

@@ -30,6 +30,7 @@ import math
 
 from accelkb.errors import InputError
 
+from .calibration import Calibration
 from .shapes import BYTES_PER, embedding_params, kv_precision, output_params, params_per_layer
 from .specs import ChipSpec, ModelSpec
 
@@ -168,6 +169,36 @@ def check_layer_fits(working: dict[str, float], chip: ChipSpec, what: str) -> No
             f"{chip.name}, which computes only from SRAM (streaming memory is reached by copies "
             "between steps; attention scores, code and exchange buffers not even counted); use a "
             "smaller micro-batch or more tensor parallelism")
+
+
+def serving_capacity(chip: ChipSpec, cal: Calibration) -> float:
+    """Bytes per chip that inference may fill with weights and KV cache.
+
+    A GPU serving engine (``not chip.compiled``: vLLM, TensorRT-LLM, DeepSpeed-MII) does not
+    hand the whole HBM to the KV cache: vLLM takes ``gpu_memory_utilization`` (default 0.9)
+    of the device and TensorRT-LLM ``free_gpu_memory_fraction`` (default 0.9) of what the
+    weights leave, and both first set aside the activations of their largest profiled batch,
+    CUDA graphs, the CUDA context and communication buffers. So the budget is
+    ``serving_memory_fraction x capacity - serving_reserve_bytes``. A compiled chip (IPU, RDU,
+    LPU, TPU) places its program ahead of time: all of its tiers.
+
+    >>> from accelkb.perf.specs import ChipSpec, MemoryTierSpec
+    >>> gpu = ChipSpec(name="g", peak_flops={"bf16": 1e15}, memory_tiers=[
+    ...     MemoryTierSpec(kind="hbm", capacity_bytes=80e9, bandwidth_bytes_per_s=3e12)])
+    >>> from accelkb.perf.calibration import load_calibration
+    >>> cal = load_calibration().model_copy(update={"serving_memory_fraction": 0.9,
+    ...                                             "serving_reserve_bytes": 2e9})
+    >>> serving_capacity(gpu, cal) / 1e9  # 0.9 x 80 - 2
+    70.0
+    >>> lpu = ChipSpec(name="l", peak_flops={"int8": 1e15}, memory_tiers=[
+    ...     MemoryTierSpec(kind="sram", capacity_bytes=230e6, bandwidth_bytes_per_s=8e13)])
+    >>> serving_capacity(lpu, cal) / 1e6  # a compiled program: all of it
+    230.0
+    """
+    total = float(sum(t.capacity_bytes for t in chip.memory_tiers))
+    if chip.compiled:
+        return total
+    return max(0.0, cal.serving_memory_fraction * total - cal.serving_reserve_bytes)
 
 
 def place(items: list[tuple[str, float]], chip: ChipSpec) -> dict[str, dict[str, float]]:

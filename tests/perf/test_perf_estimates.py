@@ -150,6 +150,29 @@ def test_inference_queues_when_kv_does_not_fit() -> None:
     assert est.waves > 1
 
 
+def test_a_gpu_serving_engine_does_not_give_the_whole_hbm_to_the_kv_cache() -> None:
+    """vLLM and TensorRT-LLM take 90 % of a GPU and keep activations, CUDA graphs and buffers
+    besides weights and KV cache: a batch that the raw HBM would hold is refused, naming the
+    budget, and with queue_when_full runs in as many waves as the budget needs."""
+    import math
+
+    from accelkb.perf.calibration import load_calibration
+    from accelkb.perf.memory import kv_cache_bytes, serving_capacity, stage_params
+
+    model, system = llama70(), dgx(A100, 4)
+    weights = stage_params(model, 4, 1) * 2
+    per_seq = kv_cache_bytes(model, 1, 256, 4)
+    raw = int((system.chip.memory_tiers[0].capacity_bytes - weights) // per_seq)
+    budget = int((serving_capacity(system.chip, load_calibration()) - weights) // per_seq)
+    assert 0 < budget < raw
+    cfg = InferenceConfig(tp=4, batch=raw, prompt_len=128, output_len=128)
+    with pytest.raises(InputError, match="a serving engine takes 90%"):
+        estimate_inference(model, system, cfg)
+    assert estimate_inference(model, system, cfg.model_copy(update={"batch": budget})).waves == 1
+    queued = estimate_inference(model, system, cfg.model_copy(update={"queue_when_full": True}))
+    assert queued.waves == math.ceil(raw / budget) > 1
+
+
 def test_before_after_reports_both_and_deltas() -> None:
     r = compare_before_after(Candidate(name="selective recompute + SP",
                                        changes={"recompute": "selective", "sp": True}),
