@@ -18,7 +18,7 @@ from collections.abc import Callable
 from accelkb.errors import ValidationError
 from accelkb.solver.config.instance import Instance
 from accelkb.solver.config.model import Layout
-from accelkb.solver.config.theory import memory, streaming_need
+from accelkb.solver.config.theory import capacity, memory, streaming_need
 
 Violation = tuple[str, str]
 
@@ -78,7 +78,7 @@ def check_layout(inst: Instance, lay: Layout,
     need("user-precision", u.precisions is None or lay.precision in u.precisions,
          f"{lay.precision} not among {u.precisions}")
     mem = memory(inst, lay)
-    cap = sum(t.capacity_bytes for t in inst.system.chip.memory_tiers)
+    cap = capacity(inst)
     need("memory-capacity", mem.total <= cap,
          f"needs {mem.total / 1e9:.2f} GB per chip, has {cap / 1e9:.2f} GB")
     need("user-sram-only", mem.total <= mem.sram_capacity,

@@ -31,7 +31,7 @@ import z3
 
 from accelkb.solver.config.instance import RECOMPUTE, Instance
 from accelkb.solver.config.model import Layout
-from accelkb.solver.config.theory import Memory, memory, streaming_need
+from accelkb.solver.config.theory import Memory, capacity, memory, streaming_need
 
 Clause = z3.BoolRef  # noqa: N816
 
@@ -263,7 +263,7 @@ def theory_clauses(enc: Encoding, lay: Layout,
     inst, act = enc.inst, enc.active
     mem = memory(inst, lay)
     out: list[tuple[str, z3.BoolRef]] = []
-    cap = sum(t.capacity_bytes for t in inst.system.chip.memory_tiers)
+    cap = capacity(inst)
     if "memory-capacity" in act and mem.total > cap:
         out.append(("memory-capacity", _generalised(enc, lay, mem, cap, mem.total)))
     if "user-sram-only" in act and mem.total > mem.sram_capacity:

@@ -20,7 +20,13 @@ from accelkb.perf import inference as perf_inference
 from accelkb.perf import training as perf_training
 from accelkb.perf.compute import peak_for
 from accelkb.perf.inference import InferenceConfig
-from accelkb.perf.memory import activation_bytes, kv_cache_bytes, model_state_bytes, stage_params
+from accelkb.perf.memory import (
+    activation_bytes,
+    kv_cache_bytes,
+    model_state_bytes,
+    serving_capacity,
+    stage_params,
+)
 from accelkb.perf.shapes import BYTES_PER, total_params
 from accelkb.perf.training import TrainingConfig
 from accelkb.solver.config.instance import Instance
@@ -83,8 +89,12 @@ def memory(inst: Instance, lay: Layout) -> Memory:
 
 
 def capacity(inst: Instance) -> float:
-    """Bytes per chip in all memory tiers together."""
-    return sum(t.capacity_bytes for t in inst.system.chip.memory_tiers)
+    """Bytes per chip that a layout may fill: all memory tiers together in training; in
+    inference on a GPU, what its serving engine leaves to weights and KV cache
+    (:func:`accelkb.perf.memory.serving_capacity`), as the performance module counts it."""
+    if inst.training:
+        return sum(t.capacity_bytes for t in inst.system.chip.memory_tiers)
+    return serving_capacity(inst.system.chip, inst.calibration)
 
 
 def streaming_need(inst: Instance, lay: Layout) -> tuple[float, float]:

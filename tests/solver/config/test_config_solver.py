@@ -11,6 +11,7 @@ from accelkb.cli import main
 from accelkb.errors import ValidationError
 from accelkb.ontology.kb import RESULTS, KnowledgeBase
 from accelkb.ontology.namespace import AK
+from accelkb.perf.calibration import load_calibration
 from accelkb.solver.config.api import assert_result, configure
 from accelkb.solver.config.check import check_layout, verify
 from accelkb.solver.config.encoding import GROUPS, THEORY_KEYS, encode
@@ -125,6 +126,21 @@ def test_encoding_tracks_constraints_by_iri(kb: KnowledgeBase, tiny: str) -> Non
     names = set(enc.track)
     assert "https://w3id.org/accelkb/data/constraint-heads-divisible-tp" in names
     assert all(enc.key_of(__import__("z3").Bool(n)) for n in names)
+
+
+def test_unsat_inference_names_the_serving_engines_memory_budget(kb: KnowledgeBase) -> None:
+    """Llama-2 70B at bf16 with 64 sequences of 1,024 tokens on 2 A100 80 GB: 79.7 GB per chip
+    fits the raw HBM (85.9 GB) but not what vLLM / TensorRT-LLM leave to weights and KV cache,
+    the bound the performance module applies too."""
+    res = configure(_req("llama2-70b", phase="inference", batches=(64,), prompt_len=512,
+                         output_len=512, constraints={"precisions": ["bf16"]}))
+    assert res.status == Status.UNSATISFIABLE
+    mem = next(r for r in res.explanation if r.constraint.key == "memory-capacity")
+    assert mem.numbers["least_bytes_per_chip"] < 80 * 2**30
+    cal = load_calibration()
+    assert mem.numbers["limit_bytes_per_chip"] == pytest.approx(
+        cal.serving_memory_fraction * 80 * 2**30 - cal.serving_reserve_bytes)
+    assert "a serving engine takes 90% of each GPU" in mem.message
 
 
 def test_result_asserted_into_graph(kb: KnowledgeBase) -> None:
