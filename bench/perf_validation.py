@@ -75,9 +75,14 @@ def print_vendors(results: list[FileResult]) -> None:
         groups.setdefault((r.vendor, r.regime, r.kind), []).append(r)
         regimes.setdefault((r.vendor, r.regime), []).append(r)
     pooled = float(table.get("pooled_abs_q95") or 1.0)
-    held = {id(r): ok for rows in regimes.values()
-            for r, ok in zip(rows, residuals.loo_inside([x.r for x in rows], pooled),
-                             strict=True)}
+    held: dict[int, bool] = {}
+    for rows in regimes.values():  # the interval's basis rows left out one at a time
+        basis = residuals.basis_rows(rows)
+        held.update({id(r): ok for r, ok in zip(
+            basis, residuals.loo_inside([x.r for x in basis], pooled), strict=True)})
+        others = [x.r for x in basis]  # a row outside the basis (a claim) against all of it
+        held.update({id(r): residuals.loo_inside([*others, r.r], pooled)[-1]
+                     for r in rows if all(r is not b for b in basis)})
     for (vendor, regime, _kind), rows in sorted(groups.items()):
         errors = sorted(abs(r.error) for r in rows)  # |predicted / measured - 1|, own metric
         iv = interval(1.0, "time", vendor, regime, table)

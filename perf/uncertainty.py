@@ -1,9 +1,10 @@
 """How sure an estimate is: a range on each headline figure, and what it depends on most.
 
 The **interval** comes from the validation residuals of the chip's vendor in the figure's
-regime (``perf/data/residuals.json``, see :mod:`accelkb.perf.validation.residuals`): with 10 or
-more rows, the 5th to 95th percentile of ``ln(measured / predicted)``; with 3 to 9, their
-extremes widened by 20 %; with fewer, no rows of that vendor speak for the figure, and the
+regime (``perf/data/residuals.json``, see :mod:`accelkb.perf.validation.residuals`; its
+measured rows alone where it has three or more, else its vendor claims too): with 10 or more
+rows, the 5th to 95th percentile of ``ln(measured / predicted)``; with 3 to 9, their extremes
+widened by 20 %; with fewer, no rows of that vendor speak for the figure, and the
 range is twice the 95th percentile of |residual| over every measured row of every vendor. The
 range always holds the estimate itself, and its ``basis`` says which rule and rows it used.
 
@@ -123,6 +124,8 @@ def interval(value: float, sense: str, vendor: str | None, regime: str,
                  "percentile of |ln(measured/predicted)| over the measured rows of all vendors")
     if group is not None and group["kind"] == "claims":
         basis += "; vendor claims, not measurements"
+    elif group is not None and group.get("claims_left_out"):
+        basis += f"; {group['claims_left_out']} vendor claims left out"
     lo, hi = min(lo, 0.0), max(hi, 0.0)  # the range holds the estimate itself
     if sense == "rate":
         lo, hi = -hi, -lo

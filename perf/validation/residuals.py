@@ -123,17 +123,38 @@ def loo_inside(group: list[float], pooled_abs_q95: float) -> list[bool]:
     return out
 
 
+#: Measured rows a (vendor, regime) group needs for its interval to rest on them alone; with
+#: fewer, the vendor's claims join them (and the basis says so).
+MIN_MEASURED = 3
+
+
+def basis_rows(rows: list[Residual]) -> list[Residual]:
+    """The rows an interval rests on: the measured ones where there are :data:`MIN_MEASURED`
+    or more, else all (claims too).
+
+    >>> m = Residual("v", "decode", "measured", 0.0, "f", 0.0)
+    >>> c = Residual("v", "decode", "claims", 1.0, "f", 0.0)
+    >>> [r.kind for r in basis_rows([m, m, m, c])], len(basis_rows([m, c]))
+    (['measured', 'measured', 'measured'], 2)
+    """
+    measured = [r for r in rows if r.kind == "measured"]
+    return measured if len(measured) >= MIN_MEASURED else rows
+
+
 def summary(found: list[Residual]) -> dict[str, Any]:
-    """Per vendor and regime: rows, files, kind and the residuals' spread (rounded: stable)."""
+    """Per vendor and regime: rows, files, kind and the residuals' spread (rounded: stable),
+    over :func:`basis_rows` (claims left out where enough rows are measured)."""
     groups: dict[tuple[str, str], list[Residual]] = {}
     for res in found:
         groups.setdefault((res.vendor, res.regime), []).append(res)
     table: dict[str, Any] = {}
-    for (vendor, regime), rows in sorted(groups.items()):
+    for (vendor, regime), every in sorted(groups.items()):
+        rows = basis_rows(every)
         rs = sorted(x.r for x in rows)
         table.setdefault(vendor, {})[regime] = {
             "rows": len(rs),
             "kind": "+".join(sorted({x.kind for x in rows}, reverse=True)),
+            "claims_left_out": len(every) - len(rows),
             "files": sorted({x.file for x in rows}),
             "min": round(rs[0], 4), "max": round(rs[-1], 4),
             "q05": round(_quantile(rs, 0.05), 4), "q95": round(_quantile(rs, 0.95), 4),

@@ -55,6 +55,23 @@ def test_few_rows_widen_their_extremes_and_always_hold_the_estimate() -> None:
     assert "only 4 claims rows" in iv.basis and "vendor claims, not measurements" in iv.basis
 
 
+def test_measured_rows_alone_are_the_basis_where_there_are_three_or_more() -> None:
+    """A vendor claim is not a measurement: Groq's decode interval rests on its five measured
+    rows (LLMPerf, Artificial Analysis), not on the 100 tokens/s demo of August 2023."""
+    def row(kind: str, r: float) -> residuals.Residual:
+        return residuals.Residual("v", "decode", kind, r, "f.csv", 0.0)
+
+    table = residuals.summary([row("measured", x) for x in (-0.1, 0.0, 0.1)]
+                              + [row("claims", 1.0)])
+    group = table["groups"]["v"]["decode"]
+    assert (group["rows"], group["kind"], group["claims_left_out"]) == (3, "measured", 1)
+    assert group["max"] == 0.1
+    few = residuals.summary([row("measured", 0.0), row("measured", 0.1), row("claims", 1.0)])
+    assert few["groups"]["v"]["decode"]["kind"] == "measured+claims"  # two measured: all kept
+    groq = interval(100.0, "rate", "groq", "decode")
+    assert "measured rows of groq decode" in groq.basis and "claims left out" in groq.basis
+
+
 def test_no_rows_fall_back_to_twice_the_pooled_spread_and_say_so() -> None:
     iv = interval(10.0, "time", "nobody", "training", TABLE)
     assert math.isclose(iv.low, 10 * math.exp(-0.5)) and math.isclose(iv.high,
