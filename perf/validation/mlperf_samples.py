@@ -31,6 +31,9 @@ IMAGENET_TRAIN_IMAGES = 1_281_167
 RUNS = {"resnet": 5, "bert": 10}
 _SYSTEMS = {"ipu-pod16": "ipu-pod16", "ipu-pod64": "ipu-pod64", "ipu-pod128": "ipu-pod128",
             "ipu-pod256": "ipu-pod256", "dgxa100": "dgx-a100"}
+#: Rounds whose Graphcore results folders (still named ipu-podN) hold Bow IPUs: the v2.0 system
+#: JSONs say 'accelerator_model_name': 'Graphcore Bow IPU', 1.85 GHz ("Bow Pod64", ...).
+BOW_ROUNDS = frozenset({"v2.0"})
 
 
 @dataclass(frozen=True)
@@ -43,16 +46,19 @@ class Samples:
     complete: bool
 
 
-def _system(folder: str) -> str | None:
+def _system(folder: str, mlperf_round: str) -> str | None:
     name = folder.split("/")[2]
-    return next((v for k, v in _SYSTEMS.items() if name.startswith(k)), None)
+    system = next((v for k, v in _SYSTEMS.items() if name.startswith(k)), None)
+    if system is not None and mlperf_round in BOW_ROUNDS and system.startswith("ipu-"):
+        return "bow-" + system.removeprefix("ipu-")
+    return system
 
 
 @functools.cache
 def _table() -> dict[tuple[str, str, str], Samples]:
     groups: dict[tuple[str, str, str], list[dict[str, str]]] = {}
     for r in read_rows(FILE):
-        system = _system(r["system_dir"])
+        system = _system(r["system_dir"], r["round"])
         if system is not None:
             groups.setdefault((r["benchmark"], r["round"], system), []).append(r)
     out = {}

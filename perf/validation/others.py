@@ -259,7 +259,8 @@ def _ratio_rows(res: FileResult, by_round: dict[str, dict[str, _Entry]]) -> None
         if "dgx-a100" not in d:
             continue
         ref = d["dgx-a100"]
-        for name in ("ipu-pod16", "ipu-pod64", "ipu-pod128", "ipu-pod256"):
+        for name in ("ipu-pod16", "ipu-pod64", "ipu-pod128", "ipu-pod256",
+                     "bow-pod16", "bow-pod64", "bow-pod128", "bow-pod256"):
             if name not in d:
                 continue
             cur = d[name]
@@ -315,30 +316,45 @@ def _resnet() -> DenseWorkload:
 def check_mlperf_resnet(systems: SystemResolver, cal: Calibration) -> FileResult:
     """MLPerf ResNet-50 closed division: time-to-train ratio of each IPU-POD to one DGX A100,
     from the data-parallel throughput at each submission's global batch and micro-batch (IPU:
-    20 images per IPU with recomputation, as submitted) times the epochs each trained."""
+    20 images per IPU with recomputation, as submitted; v2.0's Bow Pod16 22) times the epochs
+    each trained. v1.0 and v1.1 ran GC200 IPUs, v2.0 Bow IPUs (its system JSONs), so the v2.0
+    rows are checked on the Bow Pods of the knowledge base; nothing is fitted on them."""
     systems = cached(systems)
     res = FileResult(MLPERF, "ResNet-50 time-to-train ratio IPU-POD / DGX A100 (x)")
     work = _resnet()
     sub = _submissions()["resnet"]
     ipu = sub["ipu"]
     assert isinstance(ipu, dict)
-    names = {"IPU-POD16": ("ipu-pod16", 16), "IPU-POD64": ("ipu-pod64", 64),
-             "IPU-POD128": ("ipu-pod128", 128), "IPU-POD256": ("ipu-pod256", 256),
-             "dgxa100_ngc21.05_mxnet": ("dgx-a100", 8), "dgxa100_ngc21.09_mxnet": ("dgx-a100", 8)}
+    mb_by_round: dict[str, dict[str, int]] = ipu.get("micro_batch_by_round", {})
+    # system name in the results table -> (name in the ratios, knowledge-base system, chips);
+    # a Bow Pod128 is two Bow Pod64 racks joined by GW-Links, as the Bow Pod256 cut in half
+    names = {"IPU-POD16": ("ipu-pod16", "ipu-pod16", 16),
+             "IPU-POD64": ("ipu-pod64", "ipu-pod64", 64),
+             "IPU-POD128": ("ipu-pod128", "ipu-pod128", 128),
+             "IPU-POD256": ("ipu-pod256", "ipu-pod256", 256),
+             "Bow Pod16": ("bow-pod16", "bow-pod16", 16),
+             "Bow Pod64": ("bow-pod64", "bow-pod64", 64),
+             "Bow Pod128": ("bow-pod128", "bow-pod256", 128),
+             "Bow Pod256": ("bow-pod256", "bow-pod256", 256),
+             "dgxa100_ngc21.05_mxnet": ("dgx-a100", "dgx-a100", 8),
+             "dgxa100_ngc21.09_mxnet": ("dgx-a100", "dgx-a100", 8),
+             "dgxa100_ngc22.04_mxnet": ("dgx-a100", "dgx-a100", 8)}
     by_round: dict[str, dict[str, _Entry]] = {}
     for r in read_rows(MLPERF):
         if r["benchmark"] != "resnet" or r["system_name"] not in names \
                 or not r["time_to_train_minutes"] or r["division"] != "closed":
             continue
-        name, chips = names[r["system_name"]]
+        name, kb_name, chips = names[r["system_name"]]
         gbs = int(r["global_batch_size"])
         try:
-            if name.startswith("ipu"):
-                est = estimate_dense_training(work, systems(name, chips), chips, gbs, cal,
+            if name.startswith(("ipu", "bow")):
+                mb = mb_by_round.get(r["mlperf_round"], {}).get(str(chips)) \
+                    or int(ipu["micro_batch"])
+                est = estimate_dense_training(work, systems(kb_name, chips), chips, gbs, cal,
                                               recompute=bool(ipu["recompute"]),
-                                              micro_batch=int(ipu["micro_batch"]))
+                                              micro_batch=mb)
             else:
-                est = estimate_dense_training(work, systems(name, chips), chips, gbs, cal)
+                est = estimate_dense_training(work, systems(kb_name, chips), chips, gbs, cal)
         except (InputError, KeyError) as exc:
             res.skipped.append(f"{r['system_name']}: {exc}")
             continue

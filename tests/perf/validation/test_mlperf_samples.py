@@ -10,8 +10,8 @@ from accelkb.perf.validation.training import read_rows
 
 def test_every_run_row_has_its_log_and_a_status() -> None:
     rows = read_rows(M.FILE)
-    assert len(rows) == 105
-    assert all(r["source"].startswith("github.com/mlcommons/training_results_v1.") and
+    assert len(rows) == 120
+    assert all(r["source"].startswith(f"github.com/mlcommons/training_results_{r['round']} ") and
                r["file"] in r["source"] and r["status"] in ("success", "aborted") for r in rows)
 
 
@@ -34,3 +34,14 @@ def test_a_submission_with_logs_missing_averages_the_runs_that_are_there() -> No
     s = M.samples_to_train("bert", "v1.0", "dgx-a100")
     assert s is not None and not s.complete and s.runs == 8
     assert M.samples_to_train("bert", "v0.7", "dgx-a100") is None
+
+
+def test_v2_graphcore_folders_hold_bow_ipus() -> None:
+    """v2.0's folders keep the ipu-podN names but the round's system JSONs say 'Graphcore Bow
+    IPU': its runs count for the Bow Pods, not for the GC200 IPU-PODs of v1.x."""
+    bow = M.samples_to_train("resnet", "v2.0", "bow-pod256")
+    assert bow is not None and not bow.complete and bow.runs == 3
+    assert bow.samples == 45 * M.IMAGENET_TRAIN_IMAGES  # Graphcore's fixed 45 epochs
+    assert M.samples_to_train("resnet", "v2.0", "ipu-pod256") is None
+    nv = M.samples_to_train("resnet", "v2.0", "dgx-a100")  # result_2 aborted: the slowest
+    assert nv is not None and nv.complete and nv.runs == 3 and nv.samples == 35 * 1_281_167
