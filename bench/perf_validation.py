@@ -57,16 +57,18 @@ def print_file(fr: FileResult, rows: bool) -> None:
 
 def print_vendors(results: list[FileResult]) -> None:
     """One line per vendor and regime: rows, median and max |error|, the share of rows whose
-    measurement lies inside the interval the model gives (in-sample: the residuals are the
-    intervals' own basis), and the published orderings (IPU-POD vs DGX A100) reproduced."""
+    measurement lies inside the interval the model gives (in-sample for the rows that are the
+    interval's basis: the measured ones where a group has three or more; out of sample for the
+    claims left out of it), and the published orderings reproduced."""
     from accelkb.perf.uncertainty import interval, residual_table
 
     table = residual_table()
     found = residuals.residuals(results)
     print("\n## Per vendor and regime\n")
-    print("inside: the share of rows inside the interval the model states (in-sample: the rows "
-          "are its basis);\nheld-out: inside the interval the group's other rows would give "
-          "(leave one out)\n")
+    print("inside: the share of rows inside the interval the model states (in-sample for the "
+          "rows it rests on;\nclaims a group with 3+ measured rows leaves out are out of sample); "
+          "held-out: inside the\ninterval the group's other basis rows would give (leave one "
+          "out)\n")
     print(f"{'vendor':<11} {'regime':<10} {'kind':<9} {'rows':>5} {'median':>8} {'max':>8} "
           f"{'inside':>7} {'held-out':>9}")
     groups: dict[tuple[str, str, str], list[residuals.Residual]] = {}

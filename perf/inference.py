@@ -38,7 +38,14 @@ from .compute import (
 )
 from .energy import run_power
 from .execution import dataflow, static
-from .memory import kv_cache_bytes, place, serving_capacity, stage_params, tier_totals
+from .memory import (
+    kv_cache_bytes,
+    place,
+    serving_capacity,
+    serving_engine_applies,
+    stage_params,
+    tier_totals,
+)
 from .scheduled import CollectiveMode, CollectiveTiming, fused_timing, timed_collective
 from .shapes import BYTES_PER, forward_flops_per_token
 from .specs import ChipSpec, MemoryTierSpec, ModelSpec, SystemSpec, check_tensor_parallel
@@ -254,7 +261,7 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
 def _check_serving_budget(chip: ChipSpec, weights: float, kv: float, cal: Calibration) -> None:
     """Refuse a GPU layout whose weights and KV cache exceed what a serving engine gives them
     (:func:`accelkb.perf.memory.serving_capacity`), naming each part of the budget."""
-    if chip.compiled:
+    if not serving_engine_applies(chip):
         return
     budget = serving_capacity(chip, cal)
     if weights + kv <= budget:

@@ -171,19 +171,31 @@ def check_layer_fits(working: dict[str, float], chip: ChipSpec, what: str) -> No
             "smaller micro-batch or more tensor parallelism")
 
 
+#: Vendors whose chips the serving-engine budget describes: vLLM and TensorRT-LLM on CUDA,
+#: vLLM on ROCm. Other chips (Gaudi, Trainium, and every compiled chip) get all their memory:
+#: no measurement here says what their serving stacks keep back.
+SERVING_ENGINE_VENDORS = frozenset({"nvidia", "amd"})
+
+
+def serving_engine_applies(chip: ChipSpec) -> bool:
+    """Whether ``chip`` serves through a GPU engine whose memory budget the model applies."""
+    return not chip.compiled and chip.vendor in SERVING_ENGINE_VENDORS
+
+
 def serving_capacity(chip: ChipSpec, cal: Calibration) -> float:
     """Bytes per chip that inference may fill with weights and KV cache.
 
-    A GPU serving engine (``not chip.compiled``: vLLM, TensorRT-LLM, DeepSpeed-MII) does not
+    A GPU serving engine (NVIDIA or AMD chips that run kernels: vLLM, TensorRT-LLM) does not
     hand the whole HBM to the KV cache: vLLM takes ``gpu_memory_utilization`` (default 0.9)
     of the device and TensorRT-LLM ``free_gpu_memory_fraction`` (default 0.9) of what the
     weights leave, and both first set aside the activations of their largest profiled batch,
-    CUDA graphs, the CUDA context and communication buffers. So the budget is
-    ``serving_memory_fraction x capacity - serving_reserve_bytes``. A compiled chip (IPU, RDU,
-    LPU, TPU) places its program ahead of time: all of its tiers.
+    CUDA graphs, the CUDA context and communication buffers. So the budget is vLLM's form,
+    ``serving_memory_fraction x capacity - serving_reserve_bytes``. Any other chip
+    (:func:`serving_engine_applies`) gets all of its tiers: a compiled chip (IPU, RDU, LPU,
+    TPU) places its program ahead of time.
 
     >>> from accelkb.perf.specs import ChipSpec, MemoryTierSpec
-    >>> gpu = ChipSpec(name="g", peak_flops={"bf16": 1e15}, memory_tiers=[
+    >>> gpu = ChipSpec(name="g", vendor="nvidia", peak_flops={"bf16": 1e15}, memory_tiers=[
     ...     MemoryTierSpec(kind="hbm", capacity_bytes=80e9, bandwidth_bytes_per_s=3e12)])
     >>> from accelkb.perf.calibration import load_calibration
     >>> cal = load_calibration().model_copy(update={"serving_memory_fraction": 0.9,
@@ -196,7 +208,7 @@ def serving_capacity(chip: ChipSpec, cal: Calibration) -> float:
     230.0
     """
     total = float(sum(t.capacity_bytes for t in chip.memory_tiers))
-    if chip.compiled:
+    if not serving_engine_applies(chip):
         return total
     return max(0.0, cal.serving_memory_fraction * total - cal.serving_reserve_bytes)
 

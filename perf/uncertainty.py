@@ -125,7 +125,8 @@ def interval(value: float, sense: str, vendor: str | None, regime: str,
     if group is not None and group["kind"] == "claims":
         basis += "; vendor claims, not measurements"
     elif group is not None and group.get("claims_left_out"):
-        basis += f"; {group['claims_left_out']} vendor claims left out"
+        n = group["claims_left_out"]
+        basis += f"; {n} vendor claim{'s' if n != 1 else ''} left out"
     lo, hi = min(lo, 0.0), max(hi, 0.0)  # the range holds the estimate itself
     if sense == "rate":
         lo, hi = -hi, -lo

@@ -19,12 +19,12 @@ def _hbm(cap: float, bw: float) -> list[MemoryTierSpec]:
     return [MemoryTierSpec(kind="hbm", capacity_bytes=cap, bandwidth_bytes_per_s=bw)]
 
 
-A100 = ChipSpec(name="a100-sxm4-80gb", tdp_watts=400.0, memory_tiers=_hbm(80e9, 2.039e12),
+A100 = ChipSpec(name="a100-sxm4-80gb", vendor="nvidia", tdp_watts=400.0, memory_tiers=_hbm(80e9, 2.039e12),
                 peak_flops={"fp32": 19.5e12, "tf32": 156e12, "bf16": 312e12, "fp16": 312e12,
                             "int8": 624e12})
 A100_40 = A100.model_copy(update={"name": "a100-sxm4-40gb",
                                   "memory_tiers": _hbm(40e9, 1.555e12)})
-H100 = ChipSpec(name="h100-sxm", tdp_watts=700.0, memory_tiers=_hbm(80e9, 3.35e12),
+H100 = ChipSpec(name="h100-sxm", vendor="nvidia", tdp_watts=700.0, memory_tiers=_hbm(80e9, 3.35e12),
                 peak_flops={"bf16": 989e12, "fp16": 989e12, "fp8": 1979e12, "int8": 1979e12})
 GROQ = ChipSpec(name="groqchip", tdp_watts=300.0, peak_flops={"fp16": 188e12, "int8": 750e12},
                 memory_tiers=[MemoryTierSpec(kind="sram", capacity_bytes=230e6,

@@ -17,6 +17,7 @@ from accelkb.perf.calibration import Calibration
 from accelkb.perf.collectives import collective_time
 from accelkb.perf.specs import NetworkLevelSpec
 from accelkb.perf.validation.others import (
+    ENGINE_MEMORY,
     SN40L_FIT_MODELS,
     check_gpu_inference,
     check_groq_llmperf,
@@ -149,18 +150,21 @@ SERVING_FIT_MODEL = "Llama-2-70b-hf"
 
 
 def fit_serving_reserve(systems: SystemResolver, cal: Calibration) -> Fit:
-    """serving_reserve_bytes on the Llama-2-70B rows of llm_inference_bench_argonne_70b.csv
-    (NVIDIA): the only rows whose KV cache the budget limits are on 4 A100 40 GB, where a
-    70B model leaves a few GB. The objective is the mean |ln(measured / predicted)|, not the
-    median: the median row is not memory-bound and would not see the constant. The
-    Llama-3-70B and Qwen2-72B rows are held out (other weights, so another budget);
-    serving_memory_fraction is not fitted (the engines' default, 0.9)."""
+    """serving_reserve_bytes on the vLLM and TensorRT-LLM Llama-2-70B rows of
+    llm_inference_bench_argonne_70b.csv (NVIDIA): the only rows whose KV cache the budget
+    limits are on 4 A100 40 GB, where a 70B model leaves a few GB. The objective is the mean
+    |ln(measured / predicted)|, not the median: the median row is not memory-bound and would
+    not see the constant. Held out: the Llama-3-70B and Qwen2-72B rows (other weights, so
+    another budget). Not used: the DeepSpeed-MII rows, whose engine documents its own budget
+    (:data:`accelkb.perf.validation.others.ENGINE_MEMORY`). serving_memory_fraction is not
+    fitted (the engines' default, 0.9)."""
     best: Fit | None = None
     for gb in [0.25 * i for i in range(17)]:
         c = cal.model_copy(update={"serving_reserve_bytes": gb * 1e9})
         f = check_gpu_inference(systems, c)
-        fit = [r for r in f.rows if SERVING_FIT_MODEL in r.label]
-        test = [r for r in f.rows if SERVING_FIT_MODEL not in r.label]
+        rows = [r for r in f.rows if not any(e in r.label for e in ENGINE_MEMORY)]
+        fit = [r for r in rows if SERVING_FIT_MODEL in r.label]
+        test = [r for r in rows if SERVING_FIT_MODEL not in r.label]
         obj = statistics.mean(abs(math.log(r.measured / r.predicted)) for r in fit)
         if best is None or obj < best.objective - 1e-12:
             best = Fit({"serving_reserve_bytes": gb * 1e9}, obj, {

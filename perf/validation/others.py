@@ -55,6 +55,12 @@ _HW_AMD = {"AMD MI300X GPU": "mi300x-platform"}
 _MODELS = {"meta-llama/Llama-2-70b-hf": "llama2-70b", "meta-llama/Meta-Llama-3-70B": "llama3-70b",
            "Qwen/Qwen2-72B": "qwen2-72b"}
 _FRAMEWORKS = {"vLLM", "TensorRT-LLM", "Deepspeed-MII"}
+#: Serving engines whose documented memory default differs from the model's budget
+#: (``serving_memory_fraction`` x capacity - ``serving_reserve_bytes``): engine -> (fraction,
+#: reserve bytes). DeepSpeed-MII (FastGen, DeepSpeed inference v2) sizes its KV cache from
+#: the free memory and keeps 1 GB back: ``MemoryConfig`` mode RESERVE, size 1_000_000_000
+#: (microsoft/DeepSpeed deepspeed/inference/v2/ragged/manager_configs.py).
+ENGINE_MEMORY = {"Deepspeed-MII": (1.0, 1e9)}
 
 
 def check_gpu_inference(systems: SystemResolver, cal: Calibration,
@@ -66,7 +72,9 @@ def check_gpu_inference(systems: SystemResolver, cal: Calibration,
     kernels, a different precision) are skipped with the reason. Serving engines queue requests
     whose KV cache does not fit, so the batch runs in waves (``queue_when_full``). The serving
     constant (``graph_op_overhead_s``) is fitted on the NVIDIA rows only: the AMD rows are held
-    out, and say how far NVIDIA's constants carry to another vendor's chip and software.
+    out, and say how far NVIDIA's constants carry to another vendor's chip and software. The
+    KV-cache budget is vLLM's form (``serving_memory_fraction``, ``serving_reserve_bytes``)
+    except where an engine documents another default (:data:`ENGINE_MEMORY`).
     """
     systems = cached(systems)
     hw = _HW if vendor == "nvidia" else _HW_AMD
@@ -82,9 +90,14 @@ def check_gpu_inference(systems: SystemResolver, cal: Calibration,
         n, io, b = int(r["Num of Hardware"]), int(r["Input Output Length"]), int(r["Batch Size"])
         cfg = InferenceConfig(tp=n, batch=b, prompt_len=io, output_len=io, queue_when_full=True)
         model = models[_MODELS[r["Model"]]]
+        engine = cal
+        if r["Framework"] in ENGINE_MEMORY:
+            fraction, reserve = ENGINE_MEMORY[r["Framework"]]
+            engine = cal.model_copy(update={"serving_memory_fraction": fraction,
+                                            "serving_reserve_bytes": reserve})
         try:
             system = systems(hw[r["Hardware"]], n)
-            est = infer_estimate(model, system, cfg, cal)
+            est = infer_estimate(model, system, cfg, engine)
         except InputError as exc:
             res.skipped.append(f"{label}: {exc}")
             continue
@@ -130,8 +143,8 @@ def check_groq_llmperf(systems: SystemResolver, cal: Calibration) -> FileResult:
     against groq-576 (tensor parallel 8 x pipeline 72, INT8, collectives from collision-free
     schedules). ``deterministic_feed_efficiency`` and ``deterministic_op_latency_s`` are fitted
     on it and on Artificial Analysis' Llama-3.1 8B rate (:func:`check_vendor_claims`), so its
-    error here is small by construction; Artificial Analysis' Llama-3.1 70B rate and the Groq
-    claims are the held-out check."""
+    error here is small by construction; Artificial Analysis' 70B rates (Llama 2, 3.1, 3.3)
+    and the Groq claims are the held-out check."""
     systems = cached(systems)
     res = FileResult(LLMPERF_GROQ, "decode time per token (s), Groq")
     model = known_models()["llama2-70b"]
@@ -387,13 +400,14 @@ def _groq_fitting(model: ModelSpec, systems: SystemResolver, cal: Calibration
 
 def check_vendor_claims(systems: SystemResolver, cal: Calibration) -> FileResult:
     """Per-user decode speed from llm_inference_vendor_claims.csv: vendor claims, and the rows
-    that Artificial Analysis measured on the vendors' public APIs (quoted by SambaNova's blog),
+    that Artificial Analysis measured on the vendors' public APIs (quoted by SambaNova's blog,
+    and two Groq rows quoted by Groq itself, read only in secondary texts: low confidence),
     which are labelled :data:`THIRD_PARTY` and count as measurements. Groq: Llama-2 70B on 576
     LPUs (INT8, 8-chip tensor parallel x 72 pipeline stages); Llama-3.1 8B at the fewest stages
-    that hold it (:func:`_groq_fitting`; Groq publishes no chip count for it); Llama-3.1 70B as
-    Llama-2 70B on the same 576 chips (Groq publishes no chip count; with its 128k vocabulary the
-    model's first stage, embedding plus a layer, does not fit 8 chips' SRAM, and the larger
-    vocabulary is 1.5 % of the weights a token reads);
+    that hold it (:func:`_groq_fitting`; Groq publishes no chip count for it); Llama-3.1 and
+    3.3 70B as Llama-2 70B on the same 576 chips (Groq publishes no chip count; with its 128k
+    vocabulary the model's first stage, embedding plus a layer, does not fit 8 chips' SRAM, and
+    the larger vocabulary is 1.5 % of the weights a token reads);
     SambaNova Llama-3/3.1 8B on 16 SN40L sockets (BF16, tensor parallel over 16: the SN40L
     paper's Table IV measures on 16 sockets). SambaNova's 70B and 405B figures are skipped: the
     SN40L paper (arXiv:2405.07518 v2, §VI-B) says they use speculative decoding, which the model
@@ -405,12 +419,14 @@ def check_vendor_claims(systems: SystemResolver, cal: Calibration) -> FileResult
         if r["metric"] != "output speed per user":
             continue
         label = f"{r['vendor']} {r['system']} {r['model']} ({r['date']})"
-        if "artificialanalysis.ai" in r["source"]:  # not press reports of a verification
+        # Artificial Analysis' own figure, whoever quotes it (the confidence column says how
+        # directly it was read); not press reports that a verification took place
+        if "artificialanalysis.ai" in r["source"]:
             label += f" {THIRD_PARTY}"
         try:
             if r["vendor"] == "Groq" and "8B" in r["model"]:
                 est = _groq_fitting(models["llama3-8b"], systems, cal)
-            elif r["vendor"] == "Groq" and "70B" in r["model"]:  # Llama-3.1 70B too, see above
+            elif r["vendor"] == "Groq" and "70B" in r["model"]:  # Llama-3.x 70B too, see above
                 est = infer_estimate(models["llama2-70b"], systems("groq-576", 576),
                                      InferenceConfig(tp=8, pp=72, batch=1, prompt_len=512,
                                                      output_len=512, precision="int8"), cal)

@@ -193,8 +193,10 @@ def _infer(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
 
 
 def as_submitted(cal: Calibration) -> Calibration:
-    """``cal`` without the serving engine's default memory budget: for a batch a submission
-    states it ran, which its tuned engine therefore held in memory."""
+    """``cal`` without the serving engine's default memory budget: a published inference
+    result (MLPerf, a vendor's own run) comes from an engine its submitter tuned, whose memory
+    fraction and buffers no default describes (NVIDIA's MLPerf configurations state their
+    batch, which a stated layout then holds in memory), so the whole memory bounds it."""
     return cal.model_copy(update={"serving_memory_fraction": 1.0, "serving_reserve_bytes": 0.0})
 
 
@@ -205,12 +207,10 @@ def _best_throughput(model: ModelSpec, system: SystemSpec, chips: int, prompt: i
     rest) and batches that fit, prefill and decode both counted. ``stated``: the submission's
     own tensor-parallel degree (``tp``) and in-flight batch per engine (``batch``) where its
     configuration gives them; a stated batch that does not fit the model's memory is refused
-    (a Skip with the reason), not replaced. The serving engine's default memory budget
-    (``serving_memory_fraction``, ``serving_reserve_bytes``) bounds the batches the model
-    chooses, not a stated one: a submission tunes its engine's memory to the batch it ran."""
+    (a Skip with the reason), not replaced. Memory is the whole HBM (:func:`as_submitted`), not
+    a serving engine's default budget: a submission tunes its engine."""
     stated = stated or {}
-    if "batch" in stated:
-        cal = as_submitted(cal)
+    cal = as_submitted(cal)
     best, why = 0.0, "no layout fits"
     tps = (stated["tp"],) if "tp" in stated else (1, 2, 4, 8, 16, 32, 64)
     for tp in (d for d in tps if chips % d == 0):

@@ -43,7 +43,8 @@ TAGS: dict[tuple[str, str], tuple[str, str, str]] = {
 }
 CLAIMS_FILE = "llm_inference_vendor_claims.csv"
 #: The label mark of a row of the claims file whose source is Artificial Analysis' own
-#: benchmark pages (artificialanalysis.ai, quoted in a vendor's blog): a third-party measurement
+#: benchmark pages (artificialanalysis.ai, quoted in a vendor's blog or press release; the row's
+#: confidence says whether the quote was read first hand): a third-party measurement
 #: of a public API, tagged as measured (:func:`accelkb.perf.validation.others.check_vendor_claims`).
 THIRD_PARTY = "[Artificial Analysis]"
 #: Vendor claims by the label's first word.

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from accelkb.errors import ValidationError
+from accelkb.perf.memory import serving_engine_applies
 from accelkb.solver.config.instance import Instance
 from accelkb.solver.config.model import Layout
 from accelkb.solver.config.theory import capacity, memory, streaming_need
@@ -80,7 +81,9 @@ def check_layout(inst: Instance, lay: Layout,
     mem = memory(inst, lay)
     cap = capacity(inst)
     need("memory-capacity", mem.total <= cap,
-         f"needs {mem.total / 1e9:.2f} GB per chip, has {cap / 1e9:.2f} GB")
+         f"needs {mem.total / 1e9:.2f} GB per chip, may use {cap / 1e9:.2f} GB"
+         + (" (what its serving engine leaves to weights and KV cache)"
+            if not inst.training and serving_engine_applies(inst.system.chip) else ""))
     need("user-sram-only", mem.total <= mem.sram_capacity,
          f"needs {mem.total / 1e9:.2f} GB per chip, SRAM {mem.sram_capacity / 1e9:.2f} GB")
     need("groq-weights-in-sram", mem.items["weights"] <= mem.sram_capacity,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 
+from accelkb.perf.memory import serving_engine_applies
 from accelkb.solver.config.check import check_layout
 from accelkb.solver.config.instance import Instance
 from accelkb.solver.config.model import Reason
@@ -88,10 +89,11 @@ def _reason(inst: Instance, key: str, mus: list[str]) -> Reason:
         msg = (f"{m.name} {inst.request.phase} needs {gb(state)} of {what} at {prec}; "
                f"{s.name} ({s.chips} x {s.chip.name}) has {tiers}; the least any allowed layout "
                f"needs is {gb(least)} per chip, the limit is {gb(cap)} per chip")
-        if key == "memory-capacity" and not inst.training and not s.chip.compiled:
+        if key == "memory-capacity" and not inst.training and serving_engine_applies(s.chip):
             c = inst.calibration
             msg += (f" (a serving engine takes {c.serving_memory_fraction:.0%} of each GPU and "
-                    f"keeps {gb(c.serving_reserve_bytes)} of that for its own buffers)")
+                    f"keeps {c.serving_reserve_bytes / 1e9:.2f} GB of that for its own "
+                    "buffers)")
         nums = {"model_state_bytes": state, "least_bytes_per_chip": least,
                 "limit_bytes_per_chip": cap, "chips": float(s.chips)}
     elif key == "streaming-intensity":

@@ -159,11 +159,14 @@ def test_a_gpu_serving_engine_does_not_give_the_whole_hbm_to_the_kv_cache() -> N
     from accelkb.perf.calibration import load_calibration
     from accelkb.perf.memory import kv_cache_bytes, serving_capacity, stage_params
 
-    model, system = llama70(), dgx(A100, 4)
+    model, system, cal = llama70(), dgx(A100, 4), load_calibration()
     weights = stage_params(model, 4, 1) * 2
     per_seq = kv_cache_bytes(model, 1, 256, 4)
-    raw = int((system.chip.memory_tiers[0].capacity_bytes - weights) // per_seq)
-    budget = int((serving_capacity(system.chip, load_calibration()) - weights) // per_seq)
+    hbm = system.chip.memory_tiers[0].capacity_bytes
+    assert serving_capacity(system.chip, cal) == pytest.approx(
+        cal.serving_memory_fraction * hbm - cal.serving_reserve_bytes)
+    raw = int((hbm - weights) // per_seq)
+    budget = int((serving_capacity(system.chip, cal) - weights) // per_seq)
     assert 0 < budget < raw
     cfg = InferenceConfig(tp=4, batch=raw, prompt_len=128, output_len=128)
     with pytest.raises(InputError, match="a serving engine takes 90%"):
@@ -171,6 +174,23 @@ def test_a_gpu_serving_engine_does_not_give_the_whole_hbm_to_the_kv_cache() -> N
     assert estimate_inference(model, system, cfg.model_copy(update={"batch": budget})).waves == 1
     queued = estimate_inference(model, system, cfg.model_copy(update={"queue_when_full": True}))
     assert queued.waves == math.ceil(raw / budget) > 1
+
+
+def test_chips_without_a_gpu_serving_engine_keep_all_their_memory() -> None:
+    """The serving budget describes vLLM / TensorRT-LLM on NVIDIA and AMD GPUs: a compiled
+    chip (SN40L: weights across SRAM, HBM and DDR) and another vendor's kernel-launching chip
+    keep every byte, so a layout that fills them past 90 % is still estimated."""
+    from accelkb.perf.calibration import load_calibration
+    from accelkb.perf.memory import serving_capacity, serving_engine_applies
+
+    cal = load_calibration()
+    rdu = sn40l().chip
+    assert rdu.compiled and not serving_engine_applies(rdu)
+    assert serving_capacity(rdu, cal) == sum(t.capacity_bytes for t in rdu.memory_tiers)
+    other = A100.model_copy(update={"vendor": "intel", "name": "kernel-chip"})  # Gaudi-like
+    assert not serving_engine_applies(other)
+    assert serving_capacity(other, cal) == other.memory_tiers[0].capacity_bytes
+    assert serving_engine_applies(A100.model_copy(update={"vendor": "nvidia"}))
 
 
 def test_before_after_reports_both_and_deltas() -> None:

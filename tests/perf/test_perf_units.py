@@ -19,7 +19,8 @@ from accelkb.perf.specs import ChipSpec, MemoryTierSpec, ModelSpec, SystemSpec
 CAL = load_calibration()
 MODULES = ["specs", "shapes", "calibration", "compute", "collectives", "memory", "training",
            "inference", "energy", "checks", "api", "dense", "scheduled",
-           "execution.nccl"]
+           "execution.nccl", "uncertainty", "validation.residuals", "validation.mlperf_samples",
+           "validation.others"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from accelkb.errors import InputError
 from accelkb.knowledge import KnowledgeBase
 from accelkb.perf.calibration import load_calibration
 from accelkb.perf.from_kb import model_spec, system_spec, using
@@ -172,6 +173,9 @@ def test_an_offline_row_is_predicted_at_its_stated_tensor_parallel_degree_and_ba
         one = estimate(model, system, cfg, as_submitted(CAL))  # the batch ran, so it fit
         free = _best_throughput(model, system, 8, 222, 294, "fp8", CAL)
     assert got == pytest.approx(4 * one.end_to_end_tokens_per_s)
-    # the model's own search stays within the engine's default memory budget, which 1,300
-    # sequences exceed (0.9 x 100.9 GB - 1.75 GB): its best batch is smaller and slower
-    assert free < got
+    # without the stated batch, the model's own search over the same memory finds a faster one
+    assert got < free
+    # a tuned submission is not held to a serving engine's default budget, which 1,300
+    # sequences exceed (0.9 x 100.9 GB - 1.75 GB)
+    with using(kb), pytest.raises(InputError, match="serving engine"):
+        estimate(model, system, cfg, CAL)
