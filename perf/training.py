@@ -93,8 +93,9 @@ class TrainingConfig(BaseModel):
         "compiler-scheduled networks only); None: accelkb.perf.scheduled.DEFAULT_MODE")
     stage_layers: tuple[int, ...] | None = Field(
         default=None, description="transformer layers on each pipeline stage, first to last "
-        "(Graphcore's layers_per_ipu); the fullest stage sets the pace. None: an even split, "
-        "ceil(layers / pp) on the slowest stage")
+        "(Graphcore's layers_per_ipu); the slowest stage sets the pace: its layers, plus the "
+        "output layer on the last stage. None: an even split, ceil(layers / pp) on the slowest "
+        "stage, which holds the output layer")
 
 
 class TrainingEstimate(WithUncertainty):
@@ -184,6 +185,27 @@ def check_layout(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig) -> t
     return dp, m
 
 
+def _pace_stage(cfg: TrainingConfig, total_layers: int, t_layer: float,
+                t_logits: float) -> tuple[int, bool]:
+    """(layers, holds the output layer) of the pipeline stage that sets the pace: the slowest
+    of ``layers x t_layer``, plus ``t_logits`` on the last stage, which computes the output
+    layer. (Before 2026-12-05 the output layer was added to the fullest stage wherever it was.)
+
+    >>> c = TrainingConfig(pp=4, stage_layers=(4, 3, 3, 0))
+    >>> _pace_stage(c, 10, 1.0, 2.5), _pace_stage(c, 10, 1.0, 5.0)
+    ((4, False), (0, True))
+    >>> _pace_stage(TrainingConfig(pp=4), 10, 1.0, 2.5)  # even split: 3 layers and the head
+    (3, True)
+    """
+    if not cfg.stage_layers:
+        return math.ceil(total_layers / cfg.pp), True
+    counts = cfg.stage_layers
+    at = len(counts) - 1
+    times = [n * t_layer + (t_logits if i == at else 0.0) for i, n in enumerate(counts)]
+    k = max(range(len(counts)), key=lambda i: (times[i], i == at))
+    return counts[k], k == at
+
+
 def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Calibration,
              train_tokens: float | None = None) -> TrainingEstimate:
     """Estimate one training step of ``model`` on ``system`` with layout ``cfg``."""
@@ -239,11 +261,11 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     t_rc_layer = ops_time(rc_ops, peak, bw, cal, bsp=bsp, overlap_host=host)
     lg = logits_ops(model, mb * s, tp, cfg.precision)
     t_logits = ops_time(lg, peak, bw, cal, scale=3.0, bsp=bsp, overlap_host=host)
-    layers = max(cfg.stage_layers) if cfg.stage_layers else math.ceil(model.layers / pp)
+    layers, head = _pace_stage(cfg, model.layers, t_f_layer + t_b_layer + t_rc_layer, t_logits)
     x_rc_layer = ops_exchange_time(rc_ops, bsp)
     exchange_mb = layers * (ops_exchange_time(fwd, bsp, 3.0) + x_rc_layer) \
-        + ops_exchange_time(lg, bsp, 3.0)
-    compute_mb = layers * (t_f_layer + t_b_layer + t_rc_layer) + t_logits
+        + (ops_exchange_time(lg, bsp, 3.0) if head else 0.0)
+    compute_mb = layers * (t_f_layer + t_b_layer + t_rc_layer) + (t_logits if head else 0.0)
     recompute_mb = layers * (t_rc_layer - x_rc_layer)
     act_msg = mb * s * model.hidden * e
     tp_mb = 0.0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from importlib import resources
+from typing import Any
 
 from accelkb.errors import InputError
 from accelkb.perf.calibration import Calibration
@@ -194,10 +195,18 @@ def check_sn40l_inference(systems: SystemResolver, cal: Calibration,
 
 
 MLPERF = "mlperf_training_ipu_vs_dgx_bert_resnet.csv"
-_MLPERF_SYSTEMS = {"IPU-POD16": ("ipu-pod16", 16), "IPU-POD64": ("ipu-pod64", 64),
-                   "IPU-POD128": ("ipu-pod128", 128),
-                   "dgxa100_ngc21.05_pytorch": ("dgx-a100", 8),
-                   "dgxa100_ngc21.09_pytorch": ("dgx-a100", 8)}
+#: BERT system name in the results table -> (name in the ratios, knowledge-base system, chips);
+#: a Bow Pod128 is two Bow Pod64 racks joined by GW-Links, as the Bow Pod256 cut in half
+_MLPERF_SYSTEMS = {"IPU-POD16": ("ipu-pod16", "ipu-pod16", 16),
+                   "IPU-POD64": ("ipu-pod64", "ipu-pod64", 64),
+                   "IPU-POD128": ("ipu-pod128", "ipu-pod128", 128),
+                   "Bow Pod16": ("bow-pod16", "bow-pod16", 16),
+                   "Bow Pod64": ("bow-pod64", "bow-pod64", 64),
+                   "Bow Pod128": ("bow-pod128", "bow-pod256", 128),
+                   "Bow Pod256": ("bow-pod256", "bow-pod256", 256),
+                   "dgxa100_ngc21.05_pytorch": ("dgx-a100", "dgx-a100", 8),
+                   "dgxa100_ngc21.09_pytorch": ("dgx-a100", "dgx-a100", 8),
+                   "dgxa100_ngc22.04_pytorch": ("dgx-a100", "dgx-a100", 8)}
 
 
 def _submissions() -> dict[str, dict[str, object]]:
@@ -221,6 +230,8 @@ def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
     pipelines its replicas with the published layers per IPU (the fullest stage sets the pace),
     RTS, 16-bit gradients; NVIDIA removes padding (about 256 tokens per sequence). The IPU's
     exchange phases come from the chip's exchange bandwidth (:mod:`accelkb.perf.compute`).
+    v2.0 ran Bow IPUs with its own layout (``by_round``: 8 pipeline stages, 3 packs per
+    micro-batch); nothing is fitted on those rows.
     """
     systems = cached(systems)
     res = FileResult(MLPERF, "BERT time-to-train ratio IPU-POD / DGX A100 (x)")
@@ -232,25 +243,27 @@ def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
             and r["system_dir"].endswith("closed") or (r["benchmark"] == "bert" and
                                                       r["submitter"] == "NVIDIA")]
     by_round: dict[str, dict[str, _Entry]] = {}
+    by_layout: dict[str, dict[str, Any]] = ipu.get("by_round", {})
     for r in rows:
         if r["system_name"] not in _MLPERF_SYSTEMS or not r["time_to_train_minutes"]:
             continue
-        name, chips = _MLPERF_SYSTEMS[r["system_name"]]
+        name, kb_name, chips = _MLPERF_SYSTEMS[r["system_name"]]
         gbs = int(r["global_batch_size"])
         try:
-            if name.startswith("ipu"):
-                stages = tuple(ipu["stage_layers"][str(chips)])
-                pp, packs = len(stages), gbs // int(ipu["seq_per_pack"])
+            if name.startswith(("ipu", "bow")):
+                lay = {**ipu, **by_layout.get(r["mlperf_round"], {})}
+                stages = tuple(lay["stage_layers"][str(chips)])
+                pp, packs = len(stages), gbs // int(lay["seq_per_pack"])
                 cfg = TrainingConfig(tp=1, pp=pp, dp=chips // pp,
-                                     micro_batch=int(ipu["micro_batch_packs"]),
-                                     global_batch=packs, recompute=str(ipu["recompute"]),  # type: ignore[arg-type]
+                                     micro_batch=int(lay["micro_batch_packs"]),
+                                     global_batch=packs, recompute=str(lay["recompute"]),  # type: ignore[arg-type]
                                      rts=True, precision="fp16", grad_bytes=2,
                                      stage_layers=stages)
             else:
                 cfg = TrainingConfig(tp=1, pp=1, dp=chips, micro_batch=gbs // chips,
                                      global_batch=gbs, precision="bf16", fused_attention=True,
                                      seq_len=int(gpu["unpadded_tokens_per_sequence"]))
-            est = train_estimate(bert, systems(name, chips), cfg, cal)
+            est = train_estimate(bert, systems(kb_name, chips), cfg, cal)
         except (InputError, KeyError) as exc:
             res.skipped.append(f"{r['system_name']}: {exc}")
             continue
