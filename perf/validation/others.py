@@ -227,7 +227,8 @@ def check_mlperf_bert(systems: SystemResolver, cal: Calibration) -> FileResult:
     Predicted time-to-train is samples-to-train (from the submissions' logs where read, else
     equal on both sides) over modelled throughput. Layouts follow the submissions
     (``perf/data/mlperf_submissions.json``): Graphcore packs two sequences per 512-token pack and
-    pipelines its replicas with the published layers per IPU (the fullest stage sets the pace),
+    pipelines its replicas with the published layers per IPU (the slowest stage sets the pace,
+    the output layer on the last stage),
     RTS, 16-bit gradients; NVIDIA removes padding (about 256 tokens per sequence). The IPU's
     exchange phases come from the chip's exchange bandwidth (:mod:`accelkb.perf.compute`).
     v2.0 ran Bow IPUs with its own layout (``by_round``: 8 pipeline stages, 3 packs per
