@@ -195,18 +195,14 @@ def check_sn40l_inference(systems: SystemResolver, cal: Calibration,
 
 
 MLPERF = "mlperf_training_ipu_vs_dgx_bert_resnet.csv"
-#: BERT system name in the results table -> (name in the ratios, knowledge-base system, chips);
-#: a Bow Pod128 is two Bow Pod64 racks joined by GW-Links, as the Bow Pod256 cut in half
-_MLPERF_SYSTEMS = {"IPU-POD16": ("ipu-pod16", "ipu-pod16", 16),
-                   "IPU-POD64": ("ipu-pod64", "ipu-pod64", 64),
-                   "IPU-POD128": ("ipu-pod128", "ipu-pod128", 128),
-                   "Bow Pod16": ("bow-pod16", "bow-pod16", 16),
-                   "Bow Pod64": ("bow-pod64", "bow-pod64", 64),
-                   "Bow Pod128": ("bow-pod128", "bow-pod256", 128),
-                   "Bow Pod256": ("bow-pod256", "bow-pod256", 256),
-                   "dgxa100_ngc21.05_pytorch": ("dgx-a100", "dgx-a100", 8),
-                   "dgxa100_ngc21.09_pytorch": ("dgx-a100", "dgx-a100", 8),
-                   "dgxa100_ngc22.04_pytorch": ("dgx-a100", "dgx-a100", 8)}
+#: Graphcore system name in the results table -> (name in the ratios, knowledge-base system,
+#: chips); a Bow Pod128 is two Bow Pod64 racks joined by GW-Links, the Bow Pod256 cut in half
+_IPU_SYSTEMS = {f"IPU-POD{n}": (f"ipu-pod{n}", f"ipu-pod{n}", n) for n in (16, 64, 128, 256)} | {
+    f"Bow Pod{n}": (f"bow-pod{n}", "bow-pod256" if n == 128 else f"bow-pod{n}", n)
+    for n in (16, 64, 128, 256)}
+#: The same for the BERT rows, with NVIDIA's one-DGX-A100 submissions of each round.
+_MLPERF_SYSTEMS = _IPU_SYSTEMS | {f"dgxa100_ngc{v}_pytorch": ("dgx-a100", "dgx-a100", 8)
+                                  for v in ("21.05", "21.09", "22.04")}
 
 
 def _submissions() -> dict[str, dict[str, object]]:
@@ -353,19 +349,8 @@ def check_mlperf_resnet(systems: SystemResolver, cal: Calibration) -> FileResult
     ipu = sub["ipu"]
     assert isinstance(ipu, dict)
     mb_by_round: dict[str, dict[str, int]] = ipu.get("micro_batch_by_round", {})
-    # system name in the results table -> (name in the ratios, knowledge-base system, chips);
-    # a Bow Pod128 is two Bow Pod64 racks joined by GW-Links, as the Bow Pod256 cut in half
-    names = {"IPU-POD16": ("ipu-pod16", "ipu-pod16", 16),
-             "IPU-POD64": ("ipu-pod64", "ipu-pod64", 64),
-             "IPU-POD128": ("ipu-pod128", "ipu-pod128", 128),
-             "IPU-POD256": ("ipu-pod256", "ipu-pod256", 256),
-             "Bow Pod16": ("bow-pod16", "bow-pod16", 16),
-             "Bow Pod64": ("bow-pod64", "bow-pod64", 64),
-             "Bow Pod128": ("bow-pod128", "bow-pod256", 128),
-             "Bow Pod256": ("bow-pod256", "bow-pod256", 256),
-             "dgxa100_ngc21.05_mxnet": ("dgx-a100", "dgx-a100", 8),
-             "dgxa100_ngc21.09_mxnet": ("dgx-a100", "dgx-a100", 8),
-             "dgxa100_ngc22.04_mxnet": ("dgx-a100", "dgx-a100", 8)}
+    names = _IPU_SYSTEMS | {f"dgxa100_ngc{v}_mxnet": ("dgx-a100", "dgx-a100", 8)
+                            for v in ("21.05", "21.09", "22.04")}
     by_round: dict[str, dict[str, _Entry]] = {}
     for r in read_rows(MLPERF):
         if r["benchmark"] != "resnet" or r["system_name"] not in names \
