@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pydantic
 
@@ -153,6 +153,20 @@ def resolve_system(system: SystemSpec | str | Path, chips: int | None = None) ->
         else:
             return _kb().system_spec(str(system), chips)
     return spec if chips is None or chips == spec.chips else spec.with_chips(chips)
+
+
+def resize_system(spec: SystemSpec, chips: int) -> SystemSpec:
+    """``spec`` at ``chips`` chips; past what its outermost level joins, the knowledge base's
+    system that scales it out (:func:`accelkb.perf.from_kb.resized`).
+
+    Raises
+    ------
+    InputError
+        A bad count, or more chips than the spec joins with nothing larger to scale out to.
+    """
+    if not isinstance(chips, int) or chips <= (spec.max_chips or spec.chips):
+        return spec.with_chips(chips)  # resizes, or says what is wrong with the count
+    return cast(SystemSpec, _kb().resized(spec, chips))
 
 
 def _kb() -> Any:

@@ -21,7 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from accelkb.errors import InputError
 
-from .api import config, estimate_inference, estimate_training, resolve_model, resolve_system
+from .api import (
+    config,
+    estimate_inference,
+    estimate_training,
+    resize_system,
+    resolve_model,
+    resolve_system,
+)
 from .calibration import Calibration
 from .inference import InferenceConfig, InferenceEstimate
 from .specs import ModelSpec, SystemSpec
@@ -106,7 +113,7 @@ def compare_before_after(
     new_cfg = config(cls, {**base_cfg.model_dump(), **_config_changes(cand.changes)})
     s2 = s if cand.system is None else resolve_system(cand.system)
     if cand.chips is not None:
-        s2 = s2.with_chips(cand.chips)
+        s2 = resize_system(s2, cand.chips)
     before: TrainingEstimate | InferenceEstimate
     after: TrainingEstimate | InferenceEstimate
     if kind == "training":

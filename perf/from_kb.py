@@ -259,6 +259,8 @@ def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = 
     library = (chip, AK.hasFeature, AK.RuntimeCollectiveLibrary) in g
     levels = [lvl for part in reversed(chain) if (lvl := _level(g, part, library)) is not None]
     total = _int(g, iri, AK.chipCount) or 1
+    if chips is not None and chips > total:  # another system's network joins them
+        return system_spec(_scale_out(g, iri, chip, chips), chips, kb)
     if not levels:
         if total > 1 or (chips or 1) > 1:
             raise InputError(
@@ -286,6 +288,63 @@ def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = 
         average_watts_per_chip=average, average_basis=average_basis,
     )
     return spec.with_chips(chips) if chips is not None and chips != total else spec
+
+
+def resized(spec: SystemSpec, chips: int, kb: KnowledgeBase | None = None) -> SystemSpec:
+    """``spec`` at ``chips`` chips: itself resized while its outermost level joins them, else,
+    when ``spec`` is a system of the knowledge base, the larger system that scales it out
+    (:func:`system_spec`). A spec that is not the knowledge base's (a system file) does not grow.
+
+    >>> [lvl.name for lvl in resized(system_spec("dgx-h100"), 16).levels]
+    ['switch:8', 'switch:127']
+
+    Raises
+    ------
+    InputError
+        ``chips`` is more than the spec joins and the knowledge base has nothing larger.
+    """
+    if not isinstance(chips, int) or chips <= (spec.max_chips or spec.chips):
+        return spec.with_chips(chips)  # resizes, or says what is wrong with the count
+    kb = kb or default_kb()
+    try:
+        own = system_spec(spec.name, kb=kb)
+    except InputError:
+        return spec.with_chips(chips)  # raises: a system file keeps its own size
+    if own.chip != spec.chip or own.with_chips(min(spec.chips, own.chips)).levels != spec.levels:
+        return spec.with_chips(chips)
+    return system_spec(spec.name, chips, kb)
+
+
+def _scale_out(g: Graph, iri: URIRef, chip: URIRef, chips: int) -> str:
+    """The short name of the smallest system of the knowledge base that holds ``chips`` chips
+    and is built of ``iri`` (``ak:subsystem``: a DGX H100 SuperPOD of DGX H100 nodes) or, failing
+    that, of ``iri``'s own building block (an IPU-POD64 and an IPU-POD16 are both IPU-M2000s):
+    its outer levels are the network that joins more chips than ``iri`` has.
+
+    Raises
+    ------
+    InputError
+        No such system: the knowledge base does not say how ``iri`` scales out.
+    """
+    chain = _chain(g, iri)
+    block = chain[1] if len(chain) > 1 else None
+    found = []
+    for other in g.subjects(RDF.type, AK.System):
+        held = _int(g, other, AK.chipCount) or 1
+        if not isinstance(other, URIRef) or other == iri or g.value(other, AK.chip) != chip \
+                or held < chips:
+            continue
+        parts = _chain(g, other)[1:]
+        if iri in parts or (block is not None and block in parts):
+            found.append((iri not in parts, held, _short(g, other)))
+    if not found:
+        name, total = _short(g, iri), _int(g, iri, AK.chipCount) or 1
+        raise InputError(
+            f"system {name} has {total} chips and the knowledge base has no system of at least "
+            f"{chips} built of it (ak:subsystem), so how its chips join beyond {total} is unknown; "
+            f"got a request for {chips} chips. Ask for at most {total}, name a larger system, or "
+            "give a system file with the network that joins them")
+    return min(found)[2]
 
 
 def dense_spec(name: str, kb: KnowledgeBase | None = None) -> DenseWorkload:

@@ -10,7 +10,7 @@ Examples
 >>> chip = ChipSpec(name="demo", peak_flops={"bf16": 3.0e14}, memory_tiers=[tier], tdp_watts=400.0)
 >>> node = NetworkLevelSpec(name="node", group_chips=8, bandwidth_bytes_per_s_per_chip=3e11,
 ...                         latency_s=5e-6, topology="switch")
->>> system = SystemSpec(name="demo-8", chip=chip, chips=8, levels=[node])
+>>> system = SystemSpec(name="demo-8", chip=chip, chips=8, levels=[node], max_chips=64)
 >>> system.with_chips(64).levels[-1].group_chips
 64
 """
@@ -214,6 +214,11 @@ class SystemSpec(_Frozen):
         "by activity")
     average_basis: str | None = Field(default=None, description="where average_watts_per_chip "
                                       "comes from")
+    max_chips: int | None = Field(
+        default=None, ge=1, description="the most chips the outermost level joins (the whole "
+        "system, before it was resized to fewer); None: ``chips``. :meth:`with_chips` resizes up "
+        "to it and no further, so that a node's fabric is never stretched over chips it does not "
+        "join")
 
     @model_validator(mode="after")
     def _check(self) -> SystemSpec:
@@ -222,27 +227,38 @@ class SystemSpec(_Frozen):
         return self
 
     def with_chips(self, n: int) -> SystemSpec:
-        """Return a copy of this system scaled to ``n`` chips.
+        """Return a copy of this system resized to ``n`` chips, at most :attr:`max_chips`.
 
         Levels whose group is at least as large as ``n`` are kept and the outermost of them is
-        resized to ``n``; the outermost level is resized to ``n`` when ``n`` is larger.
+        resized to ``n``. A system does not grow past the chips its outermost level joins: a
+        DGX H100's NVLink joins 8 GPUs, so 64 of them need the InfiniBand level of a system
+        that contains the node (``accelkb.perf.from_kb.system_spec`` finds it).
 
         Raises
         ------
         InputError
-            If ``n`` is not a positive integer.
+            If ``n`` is not a positive integer, or more than the outermost level joins.
         """
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise InputError(f"expected a positive chip count, got {n!r}")
+        cap = self.max_chips or self.chips
+        if n > cap:
+            raise InputError(
+                f"system {self.name}: its outermost network level ({self.levels[-1].name}) joins "
+                f"at most {cap} chips, got a request for {n}. Name a larger system of the "
+                "knowledge base that contains it, or give a system file whose levels and "
+                f"max_chips hold {n} chips")
         kept: list[NetworkLevelSpec] = []
-        for lvl in self.levels:
+        for i, lvl in enumerate(self.levels):
             if lvl.group_chips >= n:
                 kept.append(lvl.model_copy(update={"group_chips": n}))
+                if i < len(self.levels) - 1:  # the levels above are dropped: this one is outermost
+                    cap = lvl.group_chips
                 break
             kept.append(lvl)
         else:
             kept[-1] = kept[-1].model_copy(update={"group_chips": n})
-        return self.model_copy(update={"chips": n, "levels": kept})
+        return self.model_copy(update={"chips": n, "levels": kept, "max_chips": cap})
 
     @property
     def watts_per_chip(self) -> float | None:

@@ -51,12 +51,14 @@ def _lvl(name: str, group: int, bw: float, lat: float, topo: str = "switch",
 
 def dgx(chip: ChipSpec, n: int = 8, nvlink: float = 300e9, ib: float = 25e9,
         watts: float = 6500 / 8) -> SystemSpec:
-    """DGX-style nodes of 8 GPUs (NVSwitch) joined by InfiniBand."""
+    """DGX-style nodes of 8 GPUs (NVSwitch) joined by InfiniBand; the fat tree of a cluster
+    (``n`` > 8) is built for 4,480 GPUs (Selene's), one node alone does not grow."""
     levels = [_lvl("nvlink", min(8, n), nvlink, 1e-6)]
     if n > 8:
         levels.append(_lvl("infiniband", n, ib, 5e-6, hops=3))
     return SystemSpec(name=f"dgx-{chip.name}-{n}", chip=chip, chips=n, levels=levels,
-                      host_bandwidth_bytes_per_s_per_chip=32e9, power_watts_per_chip=watts)
+                      host_bandwidth_bytes_per_s_per_chip=32e9, power_watts_per_chip=watts,
+                      max_chips=max(n, 4480) if n > 8 else None)
 
 
 def groq(n: int = 576) -> SystemSpec:

@@ -37,6 +37,7 @@ from accelkb.perf import (
     estimate_training,
 )
 from accelkb.perf.api import parse_parallel
+from accelkb.perf.from_kb import resized
 
 SKOS_PREF = URIRef("http://www.w3.org/2004/02/skos/core#prefLabel")
 SKOS_BROADER = URIRef("http://www.w3.org/2004/02/skos/core#broader")
@@ -342,7 +343,7 @@ def scaling(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt: 
     points = []
     for n in counts:
         try:
-            _, est, _ = baseline(model, system.with_chips(n), phase, gbs, prompt, output, precision,
+            _, est, _ = baseline(model, resized(system, n), phase, gbs, prompt, output, precision,
                                  goal, slo)
         except InputError as exc:
             points.append(ScalingPoint(chips=n, time_s=None, tokens_per_s=None,

@@ -12,6 +12,9 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+CHIPS_HELP = ("resize the system to N chips; more than it has run on the knowledge base's system "
+              "built of it (dgx-h100: dgx-h100-superpod), or are refused when there is none")
+
 DATA_HELP = ("your own Turtle/TriG (a chip, system or model), validated together with the "
              "bundled knowledge, all or nothing; repeatable")
 

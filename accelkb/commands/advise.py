@@ -10,7 +10,7 @@ from pathlib import Path
 from accelkb.advise import GOALS, advise
 from accelkb.advise.report import FORMATS, render
 from accelkb.commands._cost import add_cost_options
-from accelkb.commands._knowledge import add_data_option
+from accelkb.commands._knowledge import CHIPS_HELP, add_data_option
 from accelkb.commands._output import check_target, write_atomically
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tokens", type=float, help="with --model: tokens to train")
     parser.add_argument("--prompt-len", type=int, help="with --model: inference prompt tokens")
     parser.add_argument("--output-len", type=int, help="with --model: inference output tokens")
-    parser.add_argument("--chips", type=int, help="resize the system to N chips")
+    parser.add_argument("--chips", type=int, help=CHIPS_HELP)
     parser.add_argument("--goal", choices=GOALS, default="time", help="what 'better' means")
     parser.add_argument("--slo-tokens-per-s-per-user", type=float, default=None, metavar="N",
                         dest="slo", help="with --goal cost or energy (inference): the least "

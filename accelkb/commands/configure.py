@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import Any
 
-from accelkb.commands._knowledge import add_data_option, knowledge
+from accelkb.commands._knowledge import CHIPS_HELP, add_data_option, knowledge
 from accelkb.errors import EXIT_BAD_INPUT, EXIT_NEGATIVE, EXIT_NO_ANSWER, EXIT_OK, InputError
 from accelkb.jsonio import dumps_strict
 
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--system", required=True, metavar="NAME|FILE.json",
                         help="knowledge-base system name or SystemSpec JSON file")
     parser.add_argument("--phase", choices=("training", "inference"), default="training")
-    parser.add_argument("--chips", type=int, default=None, help="chips available")
+    parser.add_argument("--chips", type=int, default=None, help="chips available; " + CHIPS_HELP)
     parser.add_argument("--gbs", type=int, default=None, help="training global batch")
     parser.add_argument("--objective", choices=("time", "throughput", "energy", "chips"),
                         default="time")

@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 from accelkb.commands._cost import add_cost_options
-from accelkb.commands._knowledge import add_data_option, knowledge
+from accelkb.commands._knowledge import CHIPS_HELP, add_data_option, knowledge
 from accelkb.errors import InputError
 from accelkb.jsonio import dumps_strict
 
@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "the head size is not hidden / heads)")
     parser.add_argument("--system", required=True, metavar="NAME|FILE.json",
                         help="knowledge-base system name or SystemSpec JSON file")
-    parser.add_argument("--chips", type=int, default=None, help="resize the system to N chips")
+    parser.add_argument("--chips", type=int, default=None, help=CHIPS_HELP)
     parser.add_argument("--parallel", default="", metavar="K=V,...",
                         help="layout, e.g. 'tp=8,pp=16,dp=8,mb=1,gbs=1536,recompute=full' "
                         "(inference: 'tp=8,batch=1,in=128,out=128,precision=int8')")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from accelkb.commands._knowledge import add_data_option
+from accelkb.commands._knowledge import CHIPS_HELP, add_data_option
 from accelkb.errors import InputError
 from accelkb.jsonio import dumps_strict
 
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "node (default: every finding of the pair)")
     parser.add_argument("--workload", help="workload short name (runs inference first)")
     parser.add_argument("--system", help="system short name (runs inference first)")
-    parser.add_argument("--chips", type=int, default=None, help="resize the system to N chips")
+    parser.add_argument("--chips", type=int, default=None, help=CHIPS_HELP)
     parser.add_argument("--parallel", default=None, metavar="K=V,...",
                         help="configuration to estimate instead of the default")
     add_data_option(parser)

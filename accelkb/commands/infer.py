@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from accelkb.commands._knowledge import add_data_option
+from accelkb.commands._knowledge import CHIPS_HELP, add_data_option
 from accelkb.errors import InputError
 from accelkb.jsonio import dumps_strict
 
@@ -22,7 +22,7 @@ HELP = "estimate a workload on a system and derive its bottlenecks and candidate
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workload", required=True, help="workload short name")
     parser.add_argument("--system", required=True, help="system short name")
-    parser.add_argument("--chips", type=int, default=None, help="resize the system to N chips")
+    parser.add_argument("--chips", type=int, default=None, help=CHIPS_HELP)
     parser.add_argument("--parallel", default=None, metavar="K=V,...",
                         help="configuration to estimate instead of the default")
     add_data_option(parser)

@@ -315,8 +315,11 @@ def check_korthikanti_layer(systems: SystemResolver, cal: Calibration) -> FileRe
     return res
 
 
-_MPT_SYSTEMS = {"a100_40gb": "dgx-a100-320gb", "a100_80gb": "dgx-a100-superpod",
-                "h100_80gb": "dgx-h100"}
+#: MosaicML's clusters: its A100 tables say 1,600 Gb/s RoCE per 8-GPU node (25 GB/s per GPU, as
+#: the DGX A100 SuperPOD's HDR ports); its H100 tables name no fabric, and the DGX H100
+#: SuperPOD's 400 Gb/s per GPU is assumed
+_MPT_SYSTEMS = {"a100_40gb": "mosaicml-a100-40gb-cluster", "a100_80gb": "dgx-a100-superpod",
+                "h100_80gb": "dgx-h100-superpod"}
 
 
 def check_mosaic(systems: SystemResolver, cal: Calibration) -> FileResult:

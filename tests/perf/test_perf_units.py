@@ -20,7 +20,7 @@ CAL = load_calibration()
 MODULES = ["specs", "shapes", "calibration", "compute", "collectives", "memory", "training",
            "inference", "energy", "checks", "api", "dense", "scheduled",
            "execution.nccl", "uncertainty", "validation.residuals", "validation.mlperf_samples",
-           "validation.others"]
+           "validation.others", "from_kb"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -46,8 +46,20 @@ def test_with_chips_resizes_outer_level() -> None:
     small_sys = s.with_chips(4)
     assert small_sys.chips == 4 and len(small_sys.levels) == 1
     assert small_sys.levels[0].group_chips == 4
+    assert small_sys.with_chips(8).levels[0].group_chips == 8
+    with pytest.raises(InputError, match="at most 8 chips"):  # the node's fabric, cut off above
+        small_sys.with_chips(64)
     with pytest.raises(InputError, match="positive chip count"):
         s.with_chips(0)
+
+
+def test_with_chips_does_not_stretch_a_node_fabric() -> None:
+    node = dgx(A100, 8)  # NVLink joins 8 GPUs and nothing more
+    assert node.with_chips(8) == node.with_chips(8).with_chips(8)
+    with pytest.raises(InputError, match=r"\(nvlink\) joins at most 8 chips, got a request for 16"):
+        node.with_chips(16)
+    with pytest.raises(InputError, match="at most 4480"):
+        dgx(A100, 64).with_chips(8192)
 
 
 def test_params_match_published_counts() -> None:
