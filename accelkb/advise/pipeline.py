@@ -283,7 +283,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     network, adv, latency, scaling = _network(model, spec, base, est, scaling, wl, goal, slo)
     net_words = (advise_advantages.sentence(adv, est.time_s, network, schedules) if adv else
                  advise_network.sentence(network, est.time_s, schedules))
-    answer = find.answer_text(system, workload, phase, est, findings, recs, whatifs, spec.chips,
+    shown = system if spec.name == system else f"{spec.name} (nodes of {system})"  # scaled out
+    answer = find.answer_text(shown, workload, phase, est, findings, recs, whatifs, spec.chips,
                               scaling, net_words, plan)
     say("pricing the baseline and the systems compared")
     costs = cost_rows(kb, system, est, phase, comparisons, Overrides(price, kwh_price, pue),

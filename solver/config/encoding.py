@@ -236,8 +236,8 @@ def _options(enc: Encoding) -> None:
     peaks = inst.system.chip.peak_flops
     ok = [i for i, p in enumerate(inst.precision) if p in peaks or
           (p in ("fp16", "bf16") and ({"fp16", "bf16"} & set(peaks)))]
-    if inst.training:
-        ok = [i for i in ok if inst.precision[i] not in ("int8", "fp8")]
+    if inst.training:  # FP8 mixed precision trains (Transformer Engine); INT8 is inference's
+        ok = [i for i in ok if inst.precision[i] != "int8"]
     enc.add("precision-supported", one_of(x["prec"], ok) if ok else z3.BoolVal(False))
     allowed = inst.request.constraints.precisions
     if allowed is not None:

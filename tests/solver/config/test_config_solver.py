@@ -112,6 +112,17 @@ def test_user_precision_and_tp_constraints(tiny: str) -> None:
                                                            "user-precision"]
 
 
+def test_fp8_trains_where_the_chip_has_fp8_units(tiny: str) -> None:
+    # FP8 mixed precision (H100 tensor cores) is a training precision; the A100 has no FP8 peak
+    h100 = configure(_req(tiny, system="dgx-h100", constraints=UserConstraints(
+        precisions=("fp8",))))
+    assert h100.status == Status.OPTIMAL and h100.best is not None
+    assert h100.best.layout.precision == "fp8"
+    a100 = configure(_req(tiny, constraints=UserConstraints(precisions=("fp8",))))
+    assert a100.status == Status.UNSATISFIABLE
+    assert "precision-supported" in [r.constraint.key for r in a100.explanation]
+
+
 def test_checker_names_each_broken_constraint(kb: KnowledgeBase, tiny: str) -> None:
     inst = build_instance(_req(tiny), kb)
     bad = Layout(tp=3, pp=1, dp=1, micro_batch=3, sequence_parallel=False)
