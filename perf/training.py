@@ -50,7 +50,7 @@ from .memory import (
 )
 from .scheduled import CollectiveMode, CollectiveTiming, timed_collective
 from .shapes import BYTES_PER, model_flops_per_token, training_flops_per_token
-from .specs import MemoryTierSpec, ModelSpec, SystemSpec, check_tensor_parallel
+from .specs import ChipSpec, MemoryTierSpec, ModelSpec, SystemSpec, check_tensor_parallel
 from .uncertainty import WithUncertainty
 
 
@@ -142,6 +142,22 @@ class TrainingEstimate(WithUncertainty):
         "sp_all_gather, pipeline_p2p, dp_all_reduce, zero3_all_gather, zero3_reduce_scatter): "
         "its time and source (schedule or alpha-beta, with the schedule's steps, bound and "
         "status or the fallback reason)")
+
+
+def stack_fuses_attention(chip: ChipSpec) -> bool:
+    """Whether the software a user trains with today runs a fused attention kernel on ``chip``:
+    chips that launch kernels do (FlashAttention in Megatron-core, Transformer Engine and
+    PyTorch's scaled_dot_product_attention on NVIDIA and AMD GPUs; Gaudi's FusedSDPA); a
+    compiled chip follows its compiler (``ChipSpec.fuses_elementwise``: XLA on TPUs). The
+    defaults of a report's baseline and of the configuration solver, not of :class:`TrainingConfig`
+    (published runs state what they used: Megatron's of 2021-2022 did not fuse).
+
+    >>> from accelkb.perf.specs import ChipSpec, MemoryTierSpec
+    >>> hbm = [MemoryTierSpec(kind="hbm", capacity_bytes=8e10, bandwidth_bytes_per_s=3e12)]
+    >>> stack_fuses_attention(ChipSpec(name="gpu", peak_flops={"bf16": 1e15}, memory_tiers=hbm))
+    True
+    """
+    return not chip.compiled
 
 
 def check_layout(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig) -> tuple[int, int]:

@@ -1,7 +1,8 @@
 """The configuration a report starts from: the best layout a competent user would pick by hand.
 
 Training: enumerate tensor-parallel degrees inside the fastest network level, pipeline degrees
-that divide the layers, recompute modes, ZeRO-1 or not and micro-batch sizes, estimate each with
+that divide the layers, recompute modes, ZeRO-1 or not and micro-batch sizes, with the fused
+attention kernel today's software runs on the chip (FlashAttention on GPUs), estimate each with
 the performance model and keep the fastest one that fits (rules and the Z3 solver then look for
 better). Inference: tensor parallelism inside the fastest level and pipeline stages across the
 rest, at the workload's precision (or the cheapest the chip supports when the weights do not fit).
@@ -31,6 +32,7 @@ from accelkb.perf import (
     estimate_inference,
     estimate_training,
 )
+from accelkb.perf.training import stack_fuses_attention
 
 #: Precisions tried for weights, cheapest last, per phase.
 _TRAIN_PRECISIONS = ("bf16", "fp16")
@@ -99,6 +101,7 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
     chips = system.chips
     prec = training_precision(system, precision)
     fast = system.levels[0].group_chips
+    fused = stack_fuses_attention(system.chip)  # FlashAttention where a framework launches kernels
     tps = [t for t in _divisors(min(fast, chips)) if model.heads % t == 0 and chips % t == 0]
     best: TrainingEstimate | None = None
     best_cfg: TrainingConfig | None = None
@@ -119,7 +122,7 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
                 cfg = TrainingConfig.model_validate(dict(
                     tp=tp, pp=pp, dp=dp, micro_batch=mb, global_batch=global_batch,
                     recompute=recompute, sequence_parallel=tp > 1, zero=zero, dp_overlap=True,
-                    precision=prec))
+                    fused_attention=fused, precision=prec))
                 tried += 1
                 try:
                     est = estimate_training(model, system, cfg)

@@ -150,7 +150,8 @@ def _figures(p: Point, inst: Instance, best: Scored, kb: Any) -> dict[str, Any]:
     figures: dict[str, tuple[float | None, str, str]]
     if inst.training:
         est: Any = perf_training.estimate(inst.model, inst.system,
-                                          training_config(lay, inst.global_batch),
+                                          training_config(lay, inst.global_batch,
+                                                          fused_attention=inst.fused_attention),
                                           inst.calibration)
         figures = {"time_s": (est.step_time_s, "training", "time"),
                    "tokens_per_s": (est.tokens_per_s, "training", "rate")}

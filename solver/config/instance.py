@@ -24,6 +24,7 @@ from accelkb.ontology.namespace import AK
 from accelkb.perf.api import resolve_model, resolve_system
 from accelkb.perf.calibration import Calibration, load_calibration
 from accelkb.perf.specs import ModelSpec, SystemSpec
+from accelkb.perf.training import stack_fuses_attention
 from accelkb.solver.config.model import ConfigRequest, ConstraintInfo
 
 RECOMPUTE = ("full", "selective", "none")  # index order = increasing activation memory
@@ -69,6 +70,9 @@ class Instance:
     global_batch: int
     fast_domain: int
     notes: list[str] = field(default_factory=list)
+    #: training with a fused attention kernel, as today's software runs on this chip
+    #: (:func:`accelkb.perf.training.stack_fuses_attention`)
+    fused_attention: bool = False
 
     @property
     def training(self) -> bool:
@@ -187,4 +191,5 @@ def build_instance(req: ConfigRequest, kb: object | None = None) -> Instance:
         pipelined=(False, True) if not training else (False,),
         global_batch=req.global_batch or DEFAULT_GLOBAL_BATCH,
         fast_domain=system.levels[0].group_chips,
+        fused_attention=training and stack_fuses_attention(system.chip),
     )

@@ -53,14 +53,16 @@ class Memory:
         return self.total - self.items.get("optimizer_offloaded", 0.0)
 
 
-def training_config(lay: Layout, global_batch: int, seq_len: int | None = None) -> TrainingConfig:
-    """The perf :class:`TrainingConfig` of a layout."""
+def training_config(lay: Layout, global_batch: int, seq_len: int | None = None,
+                    fused_attention: bool = False) -> TrainingConfig:
+    """The perf :class:`TrainingConfig` of a layout (``fused_attention``: the instance's,
+    what today's software runs on the chip)."""
     return TrainingConfig.model_validate(dict(
         tp=lay.tp, pp=lay.pp, dp=lay.dp, micro_batch=lay.micro_batch, global_batch=global_batch,
         interleave=lay.interleave, recompute=lay.recompute,
         sequence_parallel=lay.sequence_parallel, zero=lay.zero,
         precision=lay.precision, offload_optimizer=lay.offload_optimizer,
-        seq_len=seq_len))
+        seq_len=seq_len, fused_attention=fused_attention))
 
 
 def microbatches(inst: Instance, lay: Layout) -> int:
@@ -82,7 +84,8 @@ def memory(inst: Instance, lay: Layout) -> Memory:
         return Memory({"weights": params * e, "kv_cache": kv}, fast, slow, sram)
     st = model_state_bytes(params, lay.dp, lay.zero, weight_bytes=e)
     acts = activation_bytes(inst.model, lay.micro_batch, lay.tp, lay.pp, microbatches(inst, lay),
-                            lay.interleave, lay.sequence_parallel and lay.tp > 1, lay.recompute)
+                            lay.interleave, lay.sequence_parallel and lay.tp > 1, lay.recompute,
+                            fused_attention=inst.fused_attention)
     opt_key = "optimizer_offloaded" if lay.offload_optimizer else "optimizer"
     return Memory({"weights": st["weights"], "gradients": st["gradients"],
                    opt_key: st["optimizer"], "activations": acts}, fast, slow, sram)
@@ -137,7 +140,9 @@ def estimate(inst: Instance, lay: Layout) -> tuple[float, float, float | None,
     """
     if inst.training:
         est = perf_training.estimate(inst.model, inst.system,
-                                     training_config(lay, inst.global_batch), inst.calibration)
+                                     training_config(lay, inst.global_batch,
+                                                     fused_attention=inst.fused_attention),
+                                     inst.calibration)
         return est.step_time_s, est.tokens_per_s, est.joules_per_token, \
             est.memory_per_chip_bytes
     cfg = InferenceConfig.model_validate(dict(

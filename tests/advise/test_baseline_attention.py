@@ -1,0 +1,42 @@
+"""A report's training baseline and the configuration solver run the attention kernel today's
+software runs: FlashAttention on GPUs. Without it a DGX H100 trained GPT-3 2.7B at 26 % MFU in
+the model, the score matrices of every head going through HBM, and every GPU comparison was
+against a 2021 software stack."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from accelkb.advise.baseline import best_training_config
+from accelkb.knowledge import KnowledgeBase
+from accelkb.perf import estimate_training
+from accelkb.perf.from_kb import model_spec, system_spec, using
+from accelkb.perf.training import TrainingConfig, stack_fuses_attention
+from accelkb.solver.config.instance import build_instance
+from accelkb.solver.config.model import ConfigRequest, Layout
+from accelkb.solver.config.theory import memory
+
+
+def test_a_gpu_baseline_uses_flash_attention_and_is_faster_for_it(kb: KnowledgeBase) -> None:
+    with using(kb):
+        model, system = model_spec("gpt3-2.7b"), system_spec("dgx-h100")
+        base = best_training_config(model, system, 512)
+        assert base.config.fused_attention
+        unfused = estimate_training(model, system, TrainingConfig.model_validate(
+            {**base.config.model_dump(), "fused_attention": False}))
+    assert unfused.step_time_s > 1.3 * base.estimate.step_time_s  # the s^2 score traffic
+
+
+def test_compiled_chips_keep_their_compiler_rules(kb: KnowledgeBase) -> None:
+    with using(kb):
+        assert not stack_fuses_attention(system_spec("ipu-pod16").chip)
+        assert stack_fuses_attention(system_spec("dgx-a100").chip)
+
+
+def test_the_solver_counts_activations_without_score_matrices_on_gpus(kb: KnowledgeBase) -> None:
+    inst = build_instance(ConfigRequest(model="gpt3-2.7b", system="dgx-h100", global_batch=64), kb)
+    assert inst.fused_attention
+    one = Layout(tp=1, pp=1, dp=8, micro_batch=4)
+    fused = memory(inst, one).items["activations"]
+    plain = memory(replace(inst, fused_attention=False), one).items["activations"]
+    assert fused < plain
