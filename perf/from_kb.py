@@ -422,6 +422,32 @@ def model_spec(name: str, kb: KnowledgeBase | None = None) -> ModelSpec:
         raise InputError(f"model {name}: the performance model cannot shape it: {reasons}") from None
 
 
+def workload_model_spec(workload: str | URIRef, kb: KnowledgeBase | None = None) -> ModelSpec:
+    """The :class:`ModelSpec` a workload runs: its model, at the workload's own sequence length
+    (``ak:sequenceLength`` of the workload) where it gives one. A model's ``sequenceLength`` is
+    its context window (131,072 for Llama 3.1); a training run states the length it trains at.
+
+    >>> workload_model_spec("llama3.1-70b-training").seq_len
+    8192
+
+    Raises
+    ------
+    UnknownNameError
+        Not a workload of the knowledge base.
+    InputError
+        The workload has no model, or the model cannot be shaped (:func:`model_spec`).
+    """
+    kb = kb or default_kb()
+    g = kb.asserted
+    iri = workload if isinstance(workload, URIRef) else kb.resolve("workload", workload)
+    model = g.value(iri, AK.model)
+    if model is None:
+        raise InputError(f"workload {_short(g, iri)}: expected an ak:model in the knowledge base")
+    spec = model_spec(_short(g, model), kb=kb)
+    seq = _int(g, iri, AK.sequenceLength)
+    return spec if seq is None else spec.model_copy(update={"seq_len": seq})
+
+
 def _topology_level(g: Graph, system: URIRef) -> tuple[URIRef, float, float, str] | None:
     """``(level, bandwidth, latency, spec)``: the outermost of the system and its subsystems
     whose topology has a generator spec spanning that level's chips and a link bandwidth."""

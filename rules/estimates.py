@@ -36,7 +36,7 @@ from accelkb.ontology.namespace import AK
 from accelkb.perf import InferenceConfig, TrainingConfig, estimate_inference, estimate_training
 from accelkb.perf.api import config
 from accelkb.perf.compute import peak_for
-from accelkb.perf.from_kb import chip_spec_of, model_spec, system_spec
+from accelkb.perf.from_kb import chip_spec_of, system_spec, workload_model_spec
 from accelkb.perf.memory import kv_cache_bytes
 from accelkb.perf.shapes import total_params
 from accelkb.perf.specs import ModelSpec, NetworkLevelSpec, SystemSpec
@@ -155,7 +155,7 @@ def estimate_pair(kb: KnowledgeBase, workload: URIRef, system: URIRef, chips: in
     phase = g.value(workload, AK.phase)
     if model_iri is None or phase is None:
         raise InputError(f"workload {_short(kb, workload)}: expected ak:model and ak:phase")
-    model = model_spec(_short(kb, model_iri), kb=kb)
+    model = workload_model_spec(workload, kb=kb)  # the model at the workload's sequence length
     spec, notes = _system(kb, system, chips)
     prec = _precision(kb, workload)
     if parallel and "precision" in (asked := _parse(parallel)):

@@ -44,7 +44,7 @@ from accelkb.ontology.namespace import AK
 from accelkb.perf import InferenceEstimate
 from accelkb.perf.api import parse_parallel
 from accelkb.perf.cost.estimate import check_overrides
-from accelkb.perf.from_kb import model_spec, system_spec
+from accelkb.perf.from_kb import system_spec, workload_model_spec
 
 GOALS = ("time", "throughput", "latency", "energy", "cost")
 _PHASES: dict[Any, str] = {AK.Training: "training", AK.Inference: "inference", AK.Prefill: "inference",
@@ -73,6 +73,21 @@ def _workload(kb: KnowledgeBase, name: str) -> dict[str, Any]:
         "precision": parts.PRECISION_NOTATION.get(g.value(w, AK.precision)),
         "label": str(g.value(w, parts.RDFS_LABEL) or name),
     }
+
+
+def _workload_seq(kb: KnowledgeBase, wl: dict[str, Any], model: Any, phase: str
+                  ) -> dict[str, int]:
+    """``{"seq_len": n}`` when a training workload runs its model at another length than the
+    model's own (``--parallel seq=n`` reproduces it), else nothing."""
+    if phase != "training" or _model_seq(kb, wl) == model.seq_len:
+        return {}
+    return {"seq_len": model.seq_len}
+
+
+def _model_seq(kb: KnowledgeBase, wl: dict[str, Any]) -> int | None:
+    """The sequence length of the workload's model as the knowledge base states it."""
+    v = kb.asserted.value(wl["model_iri"], AK.sequenceLength)
+    return int(v.toPython()) if isinstance(v, Literal) else None
 
 
 def _candidates(kb: KnowledgeBase, bottlenecks: list[str], vendor: Any, phase_iri: Any
@@ -161,7 +176,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     for m in sizes:
         kb.resolve("model", m)
     extra = [advise_workloads.workload_facts(kb, w) for w in workloads]
-    model = model_spec(wl["model"], kb=kb)
+    model = workload_model_spec(wl["iri"], kb=kb)  # at the workload's sequence length
     spec = system_spec(system, chips=chips, kb=kb)
     phase = wl["phase"]
     if sizes and phase != "training":
@@ -211,12 +226,14 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
                          lambda m, s, c: parts.estimate(m, s, c, wl["tokens"]), parts.key_time,
                          parts.as_estimate, check)
     model_ref = model_ref or wl["model"]
+    seq = _workload_seq(kb, wl, model, phase)
 
     def reproduce(r: Recommendation) -> Recommendation:
         if r.after is None or not r.configuration_change:
             return r
         return r.model_copy(update={"command": plan_commands.command(
-            system, model_ref, r.after.configuration, phase, chips, wl["tokens"], data)})
+            system, model_ref, {**r.after.configuration, **seq}, phase, chips, wl["tokens"],
+            data)})
 
     recs = [reproduce(r) for r in recs]
     plan = reproduce(plan) if plan is not None else None
@@ -300,7 +317,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         f"{system}?", costs=costs,
         system=system, workload=workload, phase=phase, goal=goal, chips=spec.chips,
         answer=answer, baseline=est, baseline_note=base_note, plan=plan,
-        baseline_command=plan_commands.command(system, model_ref, est.configuration, phase,
+        baseline_command=plan_commands.command(system, model_ref, {**est.configuration, **seq}, phase,
                                                chips, wl["tokens"], data),
         findings=[f.finding for f in findings], recommendations=recs, what_ifs=whatifs,
         comparisons=comparisons, scaling=scaling, schedules=schedules, network=network,

@@ -37,8 +37,8 @@ def solver_recommendation(model: ModelSpec, system: SystemSpec, system_name: str
         return None, "configuration solver used for training layouts only in reports"
     try:
         res = configure(model=model.name, system=system_name, phase="training", chips=system.chips,
-                        global_batch=cfg.global_batch, objective=_OBJECTIVE.get(goal, "time"),
-                        timeout_s=TIMEOUT_S)
+                        global_batch=cfg.global_batch, seq_len=model.seq_len,
+                        objective=_OBJECTIVE.get(goal, "time"), timeout_s=TIMEOUT_S)
     except InputError as exc:
         return None, f"configuration solver: {str(exc).splitlines()[0]}"
     status = res.status.value
@@ -85,7 +85,8 @@ def constraint_checker(model: ModelSpec, system: SystemSpec, system_name: str,
         from accelkb.solver.config.model import ConfigRequest, Layout
 
         inst = build_instance(ConfigRequest(model=model.name, system=system_name, phase="training",
-                                            chips=system.chips, global_batch=cfg.global_batch))
+                                            chips=system.chips, global_batch=cfg.global_batch,
+                                            seq_len=model.seq_len))
     except (ImportError, InputError, ValueError):
         return None
 

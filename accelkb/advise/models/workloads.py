@@ -40,7 +40,7 @@ from accelkb.perf import SystemSpec, TrainingConfig
 from accelkb.perf.calibration import load_calibration
 from accelkb.perf.dense import DenseWorkload, best_dense_layout
 from accelkb.perf.energy import run_power
-from accelkb.perf.from_kb import dense_spec, model_spec
+from accelkb.perf.from_kb import dense_spec, workload_model_spec
 from accelkb.perf.memory import sram_only_capacity
 
 
@@ -113,7 +113,7 @@ def _measured(kb: KnowledgeBase, wl: dict[str, Any], system: str, chips: int
 
 def _transformer_row(kb: KnowledgeBase, wl: dict[str, Any], name: str, spec: SystemSpec,
                      own: bool, software: Sequence[SoftwareLever]) -> OtherWorkload:
-    model = model_spec(wl["model"], kb=kb)
+    model = workload_model_spec(wl["iri"], kb=kb)
     head = {"workload": wl["name"], "model": wl["model"], "system": name, "chips": spec.chips}
     try:
         cfg, base, _ = parts.baseline(model, spec, "training", wl["gbs"], 0, 0, wl["precision"],

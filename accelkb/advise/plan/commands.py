@@ -28,7 +28,8 @@ from accelkb.perf.training import TrainingConfig
 #: Field -> the short ``--parallel`` key (``accelkb.perf.api.parse_parallel`` reads both).
 _KEYS = {"micro_batch": "mb", "global_batch": "gbs", "interleave": "v",
          "sequence_parallel": "sp", "dp_overlap": "overlap", "fused_attention": "flash",
-         "offload_optimizer": "offload", "prompt_len": "in", "output_len": "out"}
+         "offload_optimizer": "offload", "prompt_len": "in", "output_len": "out",
+         "seq_len": "seq"}
 #: Fields ``--parallel`` cannot set: a layout using them has no command.
 _NOT_PARALLEL = ("stage_layers", "queue_when_full")
 
