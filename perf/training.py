@@ -38,6 +38,7 @@ from .compute import (
     with_attention_efficiency,
 )
 from .energy import run_power
+from .execution.fp8 import fp8_training_ops
 from .memory import (
     activation_bytes,
     check_layer_fits,
@@ -78,9 +79,10 @@ class TrainingConfig(BaseModel):
                              "communication with the backward pass")
     fused_attention: bool = Field(default=False, description="FlashAttention-style fused kernel")
     precision: Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8"] = Field(
-        default="bf16", description="matmul precision (fp8, int8: 8-bit matmul operands at the "
-        "chip's 8-bit peak, as FP8 mixed precision or INT8 quantized training such as Google's "
-        "AQT do)")
+        default="bf16", description="matmul precision (fp8: FP8 mixed precision, the linear "
+        "layers' operands at the chip's 8-bit peak, the rest 16-bit, accelkb.perf.execution.fp8; int8: "
+        "every product at the 8-bit peak, as INT8 quantized training such as Google's "
+        "AQT does)")
     grad_bytes: float = Field(default=4.0, gt=0, description="bytes per gradient (4: fp32 "
                               "accumulation and reduction as in Megatron; 2: 16-bit)")
     offload_optimizer: bool = Field(default=False, description="keep the optimizer state in the "
@@ -229,13 +231,18 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     if cfg.seq_len is not None:
         model = model.model_copy(update={"seq_len": cfg.seq_len})
     chip, levels = system.chip, system.levels
+    cal16 = at_precision(cal, "bf16", chip.vendor, chip.achievable_fraction("bf16"))
     cal = at_precision(cal, cfg.precision, chip.vendor, chip.achievable_fraction(cfg.precision))
     if chip.compiled:  # no kernel launches: the per-operation cost of a compiled graph
         cal = cal.model_copy(update={"kernel_overhead_s": cal.compiled_op_overhead_s})
     tp, pp, v, mb, s = cfg.tp, cfg.pp, cfg.interleave, cfg.micro_batch, model.seq_len
     sp = cfg.sequence_parallel and tp > 1
     peak = peak_for(chip, cfg.precision)
-    e = float(BYTES_PER[cfg.precision])
+    # FP8 mixed precision: only the linear layers' operands are 8-bit (accelkb.perf.execution.fp8); the
+    # weights, activations, other operations and messages stay 16-bit
+    fp8 = cfg.precision == "fp8"
+    op_precision = "bf16" if fp8 else cfg.precision
+    e = float(BYTES_PER[op_precision])
 
     # --- memory and placement -----------------------------------------------------------------
     params = stage_params(model, tp, pp)
@@ -265,9 +272,14 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
 
     # --- per micro-batch stage time -------------------------------------------------------------
     bsp = chip.bsp  # bulk-synchronous chip: exchange phases add to compute phases
-    fwd = layer_forward_ops(model, mb, s, s, tp, sp, cfg.precision, fused)
+    fwd = layer_forward_ops(model, mb, s, s, tp, sp, op_precision, fused)
     if fused:
         fwd = with_attention_efficiency(fwd, chip.fused_attention_efficiency)
+    lg = logits_ops(model, mb * s, tp, op_precision)
+    if fp8:
+        peak16 = peak_for(chip, "bf16")
+        fwd = fp8_training_ops(fwd, cal16.matmul_efficiency, peak16, peak)
+        lg = fp8_training_ops(lg, cal16.matmul_efficiency, peak16, peak)
     if chip.fuses_elementwise:
         fwd = fuse_elementwise(fwd)
     rc_ops = recompute_ops(fwd, cfg.recompute)
@@ -275,7 +287,6 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     t_f_layer = ops_time(fwd, peak, bw, cal, bsp=bsp, overlap_host=host)
     t_b_layer = ops_time(fwd, peak, bw, cal, scale=2.0, bsp=bsp, overlap_host=host)
     t_rc_layer = ops_time(rc_ops, peak, bw, cal, bsp=bsp, overlap_host=host)
-    lg = logits_ops(model, mb * s, tp, cfg.precision)
     t_logits = ops_time(lg, peak, bw, cal, scale=3.0, bsp=bsp, overlap_host=host)
     layers, head = _pace_stage(cfg, model.layers, t_f_layer + t_b_layer + t_rc_layer, t_logits)
     x_rc_layer = ops_exchange_time(rc_ops, bsp)

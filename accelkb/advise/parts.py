@@ -234,7 +234,8 @@ WHAT_IFS: list[tuple[str, str, Callable[[SystemSpec], SystemSpec | None], str]] 
     ("faster off-chip tier", "DDR / streaming memory bandwidth per chip x2",
      lambda s: _scale_tier(s, "ddr", "bandwidth_bytes_per_s", 2.0)
      or _scale_tier(s, "streaming", "bandwidth_bytes_per_s", 2.0), "more DDR channels"),
-    ("an FP8 datapath", "FP8 peak = 2 x the 16-bit peak, used for matmuls", _add_fp8,
+    ("an FP8 datapath", "FP8 peak = 2 x the 16-bit peak, used for the linear layers' products "
+     "(training: FP8 mixed precision, the rest 16-bit)", _add_fp8,
      "hypothesis for chips without FP8 (e.g. SN40L); numerics must hold"),
 ]
 

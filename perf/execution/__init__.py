@@ -9,8 +9,11 @@ differs from the generic roofline and alpha-beta model.
   the tensor-parallel all-reduce fused into the kernel, and a fixed cost per layer and sequence;
 - :mod:`.static`: statically scheduled chips (Groq LPU): no run-time launch or arbitration, weights
   fed to the matrix units at a fitted fraction of SRAM bandwidth, and collectives taken from
-  synthesized collision-free schedules, with no GPU-software constant.
+  synthesized collision-free schedules, with no GPU-software constant;
+- :mod:`.fp8`: FP8 mixed-precision training (Transformer Engine's recipe): only the linear
+  layers' products on FP8 operands, the rest 16-bit, and the casts as passes over memory.
 
-The last two only change constants and terms of :mod:`accelkb.perf.inference`; all three
-import the calibration and the specs, nothing else of the model.
+Dataflow and static only change constants and terms of :mod:`accelkb.perf.inference`, fp8 the
+operations of :mod:`accelkb.perf.training`; they import the calibration, the specs and the
+operation record of :mod:`accelkb.perf.compute`, nothing else of the model.
 """

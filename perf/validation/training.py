@@ -323,8 +323,9 @@ _MPT_SYSTEMS = {"a100_40gb": "mosaicml-a100-40gb-cluster", "a100_80gb": "dgx-a10
 
 
 def check_mosaic(systems: SystemResolver, cal: Calibration) -> FileResult:
-    """MosaicML MPT on 8-512 GPUs with FSDP (ZeRO-3, overlapped), flash attention, bf16:
-    training tokens/s per GPU at the published micro-batch and gradient accumulation."""
+    """MosaicML MPT on 8-512 GPUs with FSDP (ZeRO-3, overlapped), flash attention, bf16 (the
+    ``amp_fp8`` rows: FP8 mixed precision, :mod:`accelkb.perf.execution.fp8`): training tokens/s per GPU
+    at the published micro-batch and gradient accumulation."""
     systems = cached(systems)
     res = FileResult("mosaicml_mpt_training_throughput_mfu.csv", "tokens/s per GPU")
     models = known_models()
@@ -335,7 +336,8 @@ def check_mosaic(systems: SystemResolver, cal: Calibration) -> FileResult:
         cfg = TrainingConfig(dp=n, micro_batch=mb, global_batch=int(r["GlobalBatchSize"]),
                              zero=3, dp_overlap=True, fused_attention=True, grad_bytes=2,
                              recompute="full" if r["Activation Checkpointing"] == "True"
-                             else "none", seq_len=seq)
+                             else "none", seq_len=seq,
+                             precision="fp8" if r["Precision"] == "amp_fp8" else "bf16")
         try:
             system = systems(_MPT_SYSTEMS[r["GPU"]], n)
             est = train_estimate(models[f"mpt-{r['Model']}"], system, cfg, cal)

@@ -20,7 +20,7 @@ CAL = load_calibration()
 MODULES = ["specs", "shapes", "calibration", "compute", "collectives", "memory", "training",
            "inference", "energy", "checks", "api", "dense", "scheduled",
            "execution.nccl", "uncertainty", "validation.residuals", "validation.mlperf_samples",
-           "validation.others", "from_kb"]
+           "validation.others", "from_kb", "execution.fp8"]
 
 
 @pytest.mark.parametrize("name", MODULES)
