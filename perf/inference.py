@@ -4,7 +4,9 @@ Weights and the KV cache are placed on the chip's tiers fastest first (SRAM-only
 hold everything in SRAM; HBM+DDR machines spill to DDR). Every operation is a roofline against the
 bandwidth of the tiers that hold its data. One decode step runs every layer in sequence for the
 whole batch: ``L x (layer + 2 tensor-parallel all-reduces) + logits + (pp - 1) hops``; with
-``pipelined=True`` the ``pp`` stages work on ``pp`` batches at once, raising aggregate throughput.
+``pipelined=True`` the ``pp`` stages work on ``pp`` batches at once, raising aggregate throughput
+to one batch per time of the slowest stage; every stage then holds the KV cache of all ``pp``
+batches for its layers.
 
 The decode breakdown separates the bandwidth part (weights and KV read at the tier rate), the
 compute part, the fixed per-operation part and the communication latency, so the answer says
@@ -143,7 +145,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     have = serving_capacity(system.chip, cal)
     weights = stage_params(model, cfg.tp, cfg.pp) * e
     per_seq = kv_cache_bytes(model, 1, cfg.prompt_len + cfg.output_len, cfg.tp, cfg.pp,
-                             cfg.precision)
+                             cfg.precision) * (cfg.pp if cfg.pipelined else 1)  # per batch slot
     fit = int((have - weights) // per_seq) if have > weights else 0
     if fit < 1:
         return _estimate(model, system, cfg.model_copy(update={"batch": 1}), cal)  # raises
@@ -175,7 +177,8 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     peak = peak_for(chip, cfg.precision)
     ctx_max = cfg.prompt_len + cfg.output_len
     weights = stage_params(model, tp, pp) * e
-    kv = kv_cache_bytes(model, b, ctx_max, tp, pp, cfg.precision)
+    concurrent = pp if cfg.pipelined else 1  # batches in flight: each stage holds the KV
+    kv = kv_cache_bytes(model, b * concurrent, ctx_max, tp, pp, cfg.precision)  # of them all
     flow = dataflow.applies(chip)  # fused streaming-dataflow decoder (SambaNova RDU)
     _check_serving_budget(chip, weights, kv, cal)
     placement = place([("kv_cache", kv), ("weights", weights)],
@@ -232,10 +235,14 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     prefill = L * (t_pl + 2 * par) + t_logits + (pp - 1) * phop
     breakdown["prefill_s"] = prefill
 
-    concurrent = pp if cfg.pipelined else 1
-    tokens_per_s = b * concurrent / decode
+    if concurrent > 1:  # the stage with the most layers (or the output layer) sets the pace
+        per_layer = t_layer + 2 * ar
+        stage = max(math.ceil(L / pp) * per_layer, L // pp * per_layer + t_logits) + hop
+        tokens_per_s = b / max(stage, decode / pp)
+    else:
+        tokens_per_s = b / decode
     latency = prefill + (cfg.output_len - 1) * decode
-    useful = forward_flops_per_token(model, ctx) * b * concurrent / decode
+    useful = forward_flops_per_token(model, ctx) * tokens_per_s
     lat_part = breakdown["overhead"] + breakdown["tensor_parallel_comm"] + \
         breakdown["pipeline_hops"]
     shares = {"bandwidth": breakdown["memory"], "compute": breakdown["compute"],

@@ -179,10 +179,13 @@ def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int,
                 continue
             if model.heads % tp or chips % tp:
                 continue
-            for pp in _replica_depths(chips // tp, model.layers):
+            # throughput: pp batches in flight where every stage holds their KV cache, else one
+            pipelining = (True, False) if goal == "throughput" else (False,)
+            for pp, pipelined in itertools.product(_replica_depths(chips // tp, model.layers),
+                                                   pipelining):
                 cfg = InferenceConfig.model_validate(dict(
                     tp=tp, pp=pp, batch=batch, prompt_len=prompt_len, output_len=output_len,
-                    precision=prec, pipelined=goal == "throughput", queue_when_full=True))
+                    precision=prec, pipelined=pipelined and pp > 1, queue_when_full=True))
                 tried += 1
                 try:
                     est = estimate_inference(model, system, cfg)

@@ -296,14 +296,16 @@ def _generalised(enc: Encoding, lay: Layout, mem: Memory, cap: float, total: flo
 
     Model state depends only on (t, p, d, ZeRO, precision, offload); activations grow with the
     micro-batch (``b min(p, m)`` never falls as b grows), with less recompute and without
-    sequence parallelism; the KV cache grows with the batch.
+    sequence parallelism; the KV cache grows with the batch, and a pipelined layout's holds the
+    batches of all its stages.
     """
     state = sum(b for k, b in mem.items.items() if k not in ("activations", "kv_cache"))
     x = enc.v
     if state > cap:
         return z3.Not(enc.equals(lay, STATE_VARS))
-    if not enc.inst.training:
-        return z3.Not(z3.And(enc.equals(lay, ("tp", "pp", "prec")), x["batch"] >= lay.batch))
+    if not enc.inst.training:  # a pipelined layout holds pp batches' KV cache: never less
+        same = z3.And(enc.equals(lay, ("tp", "pp", "prec")), x["batch"] >= lay.batch)
+        return z3.Not(z3.And(same, x["pipelined"] == 1) if lay.pipelined else same)
     rc = RECOMPUTE.index(lay.recompute)
     return z3.Not(z3.And(enc.equals(lay, STATE_VARS + ("v",)), x["mb"] >= lay.micro_batch,
                          x["rc"] >= rc, x["sp"] <= int(lay.sequence_parallel)))

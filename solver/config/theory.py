@@ -79,7 +79,8 @@ def memory(inst: Instance, lay: Layout) -> Memory:
     e = float(BYTES_PER[lay.precision])
     params = stage_params(inst.model, lay.tp, lay.pp)
     if not inst.training:
-        kv = kv_cache_bytes(inst.model, lay.batch, inst.request.prompt_len +
+        in_flight = lay.batch * (lay.pp if lay.pipelined else 1)  # pp batches when pipelined
+        kv = kv_cache_bytes(inst.model, in_flight, inst.request.prompt_len +
                             inst.request.output_len, lay.tp, lay.pp, lay.precision)
         return Memory({"weights": params * e, "kv_cache": kv}, fast, slow, sram)
     st = model_state_bytes(params, lay.dp, lay.zero, weight_bytes=e)
