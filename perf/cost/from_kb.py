@@ -158,7 +158,16 @@ def market(quotes: list[PriceQuote], kind: str = "cloud"
         return None
     ranked = sorted(newest.values(), key=lambda q: (q.usd_per_hour or 0) / (q.chips or 1))
     rates = [(q.usd_per_hour or 0) / (q.chips or 1) for q in ranked]
-    mid = ranked[(len(ranked) - 1) // 2]
+    mid = ranked[len(ranked) // 2]
+    if len(ranked) % 2 == 0:  # the median of an even count is between the two middle quotes
+        low_mid = ranked[len(ranked) // 2 - 1]
+        order = ("Low", "Medium", "High")
+        mid = PriceQuote(
+            kind=mid.kind, provider=f"between {low_mid.provider} and {mid.provider}",
+            offering="median rate per chip-hour", chips=1,
+            usd_per_hour=(rates[len(rates) // 2 - 1] + rates[len(rates) // 2]) / 2.0,
+            confidence=min(low_mid.confidence, mid.confidence, key=order.index),
+            source=f"mean of {low_mid.source or low_mid.provider} and {mid.source or mid.provider}")
     line = (f"median of {len(ranked)} providers' newest {kind} rates per chip-hour: "
             f"${rates[0]:,.2f} ({ranked[0].provider}) to ${rates[-1]:,.2f} "
             f"({ranked[-1].provider})")

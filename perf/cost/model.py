@@ -64,7 +64,7 @@ class PriceQuote(BaseModel):
                   else f"${self.usd_purchase:,.0f}" if self.usd_purchase is not None
                   else f"${self.usd_per_m_input or 0:g} in / ${self.usd_per_m_output or 0:g} out "
                   "per M tokens" if self.kind == "api" else "")
-        unit = f" per {self.chips} chips" if self.chips else ""
+        unit = " per chip" if self.chips == 1 else f" per {self.chips} chips" if self.chips else ""
         return (f"{self.kind} price {figure}{unit} ({where}; {self.confidence} confidence"
                 + (f"; {self.source}" if self.source else "") + ")")
 

@@ -135,3 +135,21 @@ def test_the_market_does_not_depend_on_the_order_quotes_are_read() -> None:
     first = market(_newest_first(quotes))
     assert market(_newest_first(list(reversed(quotes)))) == first
     assert first is not None and first[1] == pytest.approx(1.2)  # Google's $1.20 per chip-hour
+
+
+def test_the_median_of_an_even_market_lies_between_its_middle_quotes() -> None:
+    """Two providers at $2.79 and $3.43 per chip-hour: the median is $3.11, not the cheaper one
+    (the A100 and B200 reports priced 10-13 % low)."""
+    from accelkb.perf.cost.from_kb import market
+
+    quotes = [PriceQuote(kind="cloud", provider="A", chips=8, usd_per_hour=8 * 2.79,
+                         confidence="Medium"),
+              PriceQuote(kind="cloud", provider="B", chips=8, usd_per_hour=8 * 3.43,
+                         confidence="High")]
+    spread = market(quotes)
+    assert spread is not None
+    mid, low, high, _ = spread
+    assert mid.usd_per_hour == pytest.approx(3.11) and mid.chips == 1
+    assert (low, high) == pytest.approx((2.79, 3.43)) and mid.confidence == "Medium"
+    three = market([*quotes, PriceQuote(kind="cloud", provider="C", chips=1, usd_per_hour=5.0)])
+    assert three is not None and three[0].provider == "B"
