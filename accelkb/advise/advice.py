@@ -327,6 +327,11 @@ class Advice(_Frozen):
     recommendations: list[Recommendation] = Field(description="ranked by checked gain")
     what_ifs: list[WhatIf] = Field(description="hardware and architecture levers")
     comparisons: list[Comparison] = Field(description="the same workload on other systems")
+    per_watt_basis: str = Field(default="", description="where the systems' full-power figures "
+                                "differ in scope (a whole server against a chip's TDP): the "
+                                "boundary every tokens/s per W of the comparison is put on")
+    baseline_tokens_per_s_per_watt: float | None = Field(
+        default=None, description="this system's tokens/s per W on the comparison's boundary")
     scaling: list[ScalingPoint] = Field(description="scaling over chip counts")
     schedules: list[ScheduleSummary] = Field(default_factory=list, description="network schedules")
     advantages: list[Advantage] = Field(default_factory=list, description="inference on a "

@@ -210,7 +210,12 @@ def assumptions(spec: SystemSpec, cfg: Any, phase: str) -> list[str]:
     if any(lv.latency_s == 0 for lv in spec.levels):
         out.append("Where the knowledge base has no link latency, only the calibrated software "
                    "latency per collective step is counted (medium confidence).")
-    if spec.watts_per_chip is None:
+    if spec.watts_per_chip is None and spec.average_watts_per_chip is not None:
+        out.append("No full-power figure for this system in the knowledge base (ak:maxPowerWatts, "
+                   "ak:powerWatts or the chip's ak:tdpWatts): energy is the published average "
+                   f"power under load, {spec.average_basis or 'ak:averagePowerWatts'}, whatever "
+                   "the layout's activity (low confidence for other workloads).")
+    elif spec.watts_per_chip is None:
         out.append("No full-power figure for this system in the knowledge base (ak:maxPowerWatts, "
                    "ak:powerWatts or the chip's ak:tdpWatts; an ak:averagePowerWatts is not one): "
                    "energy is not reported.")

@@ -338,6 +338,45 @@ def comparison(model: ModelSpec, other: SystemSpec, phase: str, gbs: int, prompt
     return Comparison(system=other.name, chips=e.chips, estimate=e, tokens_per_s_per_watt=per_watt)
 
 
+def _power_scope(spec: SystemSpec) -> str:
+    if spec.power_watts_per_chip is not None:
+        return "system"
+    return "chip" if spec.chip.tdp_watts is not None else "none"
+
+
+def _per_watt_at_tdp(spec: SystemSpec, tokens_per_s: float, power_w: float | None
+                     ) -> float | None:
+    """tokens/s per W with the run's power put on the chips' TDP: a system's full power (a
+    server's maximum input, shared per chip) scaled to the chip's TDP at the same activity."""
+    if power_w is None or spec.chip.tdp_watts is None:
+        return None
+    if spec.power_watts_per_chip is not None:
+        power_w *= spec.chip.tdp_watts / spec.power_watts_per_chip
+    return tokens_per_s / power_w
+
+
+def one_power_boundary(own: SystemSpec, own_est: Any, others: list[tuple[SystemSpec, Comparison]]
+                       ) -> tuple[list[Comparison], float | None, str]:
+    """(comparisons, this system's tokens/s per W, basis) with every per-watt figure on one
+    boundary. Where the full-power figures differ in scope (DGX H100: the server's 10,200 W
+    maximum; an MI300X platform: only its GPUs' TDP), all go on the chips' TDP and the basis
+    says so; else each stays on its own figure and the basis is empty."""
+    specs = [own, *[s for s, _ in others]]
+    scopes = {s.name: _power_scope(s) for s in specs}
+    own_pw = own_est.tokens_per_s / own_est.power_w if own_est.power_w else None
+    if len(set(scopes.values()) - {"none"}) <= 1:
+        return [c for _, c in others], own_pw, ""
+    out = [c.model_copy(update={"tokens_per_s_per_watt": _per_watt_at_tdp(
+        s, c.estimate.tokens_per_s, c.estimate.power_w)}) if c.estimate is not None else c
+        for s, c in others]
+    words = {"system": "the whole system's maximum", "chip": "the chip's TDP",
+             "none": "no power figure"}
+    basis = ("tokens/s per W at each chip's TDP (each run's activity kept): the knowledge "
+             "base's full-power figures differ in scope (" +
+             "; ".join(f"{n}: {words[scope]}" for n, scope in scopes.items()) + ")")
+    return out, _per_watt_at_tdp(own, own_est.tokens_per_s, own_est.power_w), basis
+
+
 def scaling(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt: int, output: int,
             precision: str | None, goal: str, counts: list[int],
             slo: float | None = None) -> list[ScalingPoint]:

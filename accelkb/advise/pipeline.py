@@ -45,6 +45,7 @@ from accelkb.perf import InferenceEstimate
 from accelkb.perf.api import parse_parallel
 from accelkb.perf.cost.estimate import check_overrides
 from accelkb.perf.from_kb import system_spec, workload_model_spec
+from accelkb.solver.config.instance import DEFAULT_GLOBAL_BATCH
 
 GOALS = ("time", "throughput", "latency", "energy", "cost")
 _PHASES: dict[Any, str] = {AK.Training: "training", AK.Inference: "inference", AK.Prefill: "inference",
@@ -88,6 +89,25 @@ def _model_seq(kb: KnowledgeBase, wl: dict[str, Any]) -> int | None:
     """The sequence length of the workload's model as the knowledge base states it."""
     v = kb.asserted.value(wl["model_iri"], AK.sequenceLength)
     return int(v.toPython()) if isinstance(v, Literal) else None
+
+
+def _foreign_notes(model: Any, spec: Any, cfg: Any, phase: str) -> list[str]:
+    """What the baseline borrows from other vendors' fits (the calibration constants among the
+    ones its figures depend on most), as `accelkb estimate` says it."""
+    from accelkb.perf import estimate_inference, estimate_training
+
+    run = estimate_training if phase == "training" else estimate_inference
+    try:
+        est = run(model, spec, cfg, with_uncertainty=True)
+    except InputError:
+        return []
+    by_vendors: dict[str, list[str]] = {}
+    for name, vendors in (est.foreign_constants or {}).items():
+        by_vendors.setdefault(", ".join(vendors) or "no", []).append(name)
+    return [f"Constants fitted only on {vendors} measurements and applied to this other vendor's "
+            f"chip: {', '.join(names)}; the terms they set (often the per-operation overhead "
+            "behind a latency-bound finding) are as uncertain as the ranges say"
+            for vendors, names in by_vendors.items()]
 
 
 def _candidates(kb: KnowledgeBase, bottlenecks: list[str], vendor: Any, phase_iri: Any
@@ -182,7 +202,12 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     if sizes and phase != "training":
         raise InputError(f"expected --sizes with a training workload, got the {phase} workload "
                          f"{workload}")
-    gbs = wl["gbs"] or max(spec.chips, 8)
+    gbs = wl["gbs"] or (max(DEFAULT_GLOBAL_BATCH, spec.chips) if phase == "training"
+                        else max(spec.chips, 8))
+    gbs_note = ("" if wl["gbs"] or phase != "training" else
+                f"global batch: the workload states none, so {gbs} sequences are assumed (the "
+                "configuration solver's and `accelkb infer`'s default, at least one per chip); "
+                "a published run's own batch changes the pipeline bubble and the layout")
     say(f"estimating the best default layout of {wl['model']} on {system} ({spec.chips} chips)")
     cfg, base, base_note = parts.baseline(model, spec, phase, gbs, wl["prompt"], wl["output"],
                                           wl["precision"], goal, slo)
@@ -247,10 +272,12 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         return advise_solver.inference_baseline(model, other, other.name, wl["prompt"],
                                                 wl["output"], goal, grid)
 
-    comparisons = [parts.comparison(model, system_spec(str(g.value(o, AK.shortName)), kb=kb), phase,
-                                    gbs, wl["prompt"], wl["output"], wl["precision"], goal, slo,
-                                    same_search, wl["tokens"])
-                   for o in others]
+    other_specs = [system_spec(str(g.value(o, AK.shortName)), kb=kb) for o in others]
+    comparisons = [parts.comparison(model, o, phase, gbs, wl["prompt"], wl["output"],
+                                    wl["precision"], goal, slo, same_search, wl["tokens"])
+                   for o in other_specs]
+    comparisons, base_per_watt, per_watt_basis = parts.one_power_boundary(
+        spec, base, list(zip(other_specs, comparisons, strict=True)))
     size_rows = []
     if sizes and phase == "training":
         say(f"sweeping {len(sizes)} model sizes")
@@ -320,10 +347,13 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         baseline_command=plan_commands.command(system, model_ref, {**est.configuration, **seq}, phase,
                                                chips, wl["tokens"], data),
         findings=[f.finding for f in findings], recommendations=recs, what_ifs=whatifs,
-        comparisons=comparisons, scaling=scaling, schedules=schedules, network=network,
+        comparisons=comparisons, per_watt_basis=per_watt_basis,
+        baseline_tokens_per_s_per_watt=base_per_watt, scaling=scaling, schedules=schedules, network=network,
         advantages=adv, token_latency=latency, sizes=size_rows, other_workloads=other_rows,
         facts=facts, sources=sources,
-        assumptions=[*find.assumptions(spec, cfg, phase), solver_note],
+        assumptions=[*find.assumptions(spec, cfg, phase), solver_note,
+                     *([gbs_note] if gbs_note else []),
+                     *_foreign_notes(model, spec, cfg, phase)],
         measured=[m[0] for m in measured], seconds=time.perf_counter() - started)
     assert_advice(kb, advice, sys_iri, wl["iri"])
     return advice

@@ -180,10 +180,14 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
                      f"{c.estimate.configuration.get('precision', '')} | "
                      f"{_t(c.estimate.time_s, a.phase)} | {c.estimate.tokens_per_s:,.0f} | "
                      f"{pw} | |")
-        base_pw = f"{b.tokens_per_s / b.power_w:.3g}" if b.power_w else "n/a"
+        own = a.baseline_tokens_per_s_per_watt if a.per_watt_basis else (
+            b.tokens_per_s / b.power_w if b.power_w else None)
+        base_pw = f"{own:.3g}" if own else "n/a"
         L += [f"| **{a.system}** (this system) | {b.chips} | {_layout(b)} | "
               f"{b.configuration.get('precision', '')} | {_t(b.time_s, a.phase)} | "
               f"{b.tokens_per_s:,.0f} | {base_pw} | |", ""]
+        if a.per_watt_basis:
+            L += [f"Per watt: {a.per_watt_basis}.", ""]
     L += _sizes_section(a)
     L += _workloads_section(a)
     L += _cost_section(a)
