@@ -29,7 +29,7 @@ from .calibration import Calibration, load_calibration
 from .inference import InferenceConfig, InferenceEstimate
 from .specs import ModelSpec, SystemSpec
 from .training import TrainingConfig, TrainingEstimate
-from .uncertainty import uncertainty
+from .uncertainty import Uncertainty, WithUncertainty, uncertainty
 
 _ALIASES = {
     "mb": "micro_batch", "micro_batch": "micro_batch", "gbs": "global_batch",
@@ -303,3 +303,103 @@ def estimate_inference(
         return inference.estimate(m, system, cfg, c).model_dump()
     ranges, foreign = uncertainty(est.model_dump(), "inference", rerun, s, cal)
     return est.model_copy(update={"uncertainty": ranges, "foreign_constants": foreign})
+
+
+class DenseEstimate(WithUncertainty):
+    """A convolutional network's data-parallel training step (:mod:`accelkb.perf.dense`), as
+    ``accelkb estimate`` reports it: the per-image counterpart of :class:`TrainingEstimate`."""
+
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+    model: str = pydantic.Field(description="model short name")
+    system: str = pydantic.Field(description="system short name")
+    chips: int = pydantic.Field(description="chips used (data parallel over all of them)")
+    config: dict[str, Any] = pydantic.Field(description="global_batch, micro_batch, recompute, "
+                                            "precision, and how the micro-batch was chosen")
+    step_time_s: float = pydantic.Field(description="time of one optimizer step, s")
+    samples_per_s: float = pydantic.Field(description="images (samples) per second, all chips")
+    breakdown: dict[str, float] = pydantic.Field(description="step time by component, s")
+    working_set_bytes: float | None = pydantic.Field(description="bytes one chip holds at once")
+    power_w: float | None = pydantic.Field(description="average power of the chips, W")
+    power_basis: str | None = pydantic.Field(default=None, description="full-power figure used")
+    joules_per_sample: float | None = pydantic.Field(description="energy per image, J")
+
+
+def is_dense_model(model: ModelSpec | str | Path) -> bool:
+    """True when ``model`` names a convolutional network of the knowledge base (ResNet-50)."""
+    if isinstance(model, ModelSpec) or Path(model).suffix == ".json" or _is_file(Path(model)):
+        return False
+    try:
+        _kb().dense_spec(str(model))
+    except InputError:
+        return False
+    return True
+
+
+def estimate_dense(model: str, system: SystemSpec | str | Path,
+                   parallel: dict[str, Any] | str | None = None, chips: int | None = None,
+                   calibration: Calibration | None = None,
+                   with_uncertainty: bool = False) -> DenseEstimate:
+    """Data-parallel training step of a convolutional network of the knowledge base.
+
+    ``parallel`` keys: ``gbs`` (required), ``mb`` and ``recompute`` (``full`` or ``none``; both
+    left out: the fastest fitting pair, as :func:`accelkb.perf.dense.best_dense_layout` picks),
+    ``precision`` (default fp16).
+
+    Raises
+    ------
+    InputError
+        For an unknown name, a key a data-parallel network has no use for, a batch that does
+        not split over the chips or a working set that does not fit.
+    """
+    from .compute import peak_for
+    from .dense import best_dense_layout, estimate_dense_training
+    from .energy import run_power
+    from .uncertainty import foreign_constants, interval, sensitivities
+
+    work = _kb().dense_spec(model)
+    s = resolve_system(system, chips)
+    par = parse_parallel(parallel) if isinstance(parallel, str) else dict(parallel or {})
+    extra = sorted(set(par) - {"global_batch", "micro_batch", "recompute", "precision", "dp"})
+    if extra:
+        raise InputError(f"expected gbs, mb, recompute and precision for {model} (data parallel "
+                         f"over every chip), got {', '.join(extra)}")
+    if "global_batch" not in par:
+        raise InputError(f"expected gbs=N (images per optimizer step) for {model}, got none")
+    gbs, prec = int(par["global_batch"]), str(par.get("precision", "fp16"))
+    peak_for(s.chip, prec)  # an unsupported precision is refused before any search
+    if par.get("dp") not in (None, s.chips):
+        raise InputError(f"expected dp = the {s.chips} chips for {model}, got {par['dp']}")
+    rc_word = par.get("recompute")
+    if rc_word not in (None, "full", "none"):
+        raise InputError(f"expected recompute=full or none for {model}, got {rc_word}")
+    cal = calibration or load_calibration()
+    if par.get("micro_batch") is None and rc_word is None:
+        best, mb, rc = best_dense_layout(work, s, s.chips, gbs, cal, prec)
+        chosen = "the fastest fitting micro-batch and recomputation"
+    else:
+        given = par.get("micro_batch")
+        mb, rc = int(given) if given else gbs // max(1, s.chips), rc_word == "full"
+        best = estimate_dense_training(work, s, s.chips, gbs, cal, prec, rc, mb)
+        chosen = "as given"
+
+    def run(system: SystemSpec, c: Calibration) -> dict[str, Any]:
+        return estimate_dense_training(work, system, s.chips, gbs, c, prec, rc, mb).model_dump()
+
+    power, basis = run_power(s, s.chips, best.activity, cal)
+    est = DenseEstimate(
+        model=model, system=s.name, chips=s.chips,
+        config={"global_batch": gbs, "micro_batch": mb, "recompute": "full" if rc else "none",
+                "precision": prec, "chosen": chosen},
+        step_time_s=best.step_time_s, samples_per_s=best.samples_per_s, breakdown=best.breakdown,
+        working_set_bytes=best.working_set_bytes, power_w=power, power_basis=basis,
+        joules_per_sample=power / best.samples_per_s if power else None)
+    if not with_uncertainty:
+        return est
+    figures = {"step_time_s": ("time", best.step_time_s),
+               "samples_per_s": ("rate", best.samples_per_s)}
+    sens = sensitivities(run, s, cal, {k: v for k, (_, v) in figures.items()})
+    used = sorted({x.name for x in sens.pop("")})
+    ranges = {k: Uncertainty(interval=interval(v, sense, s.chip.vendor, "training"),
+                             sensitivity=sens[k]) for k, (sense, v) in figures.items()}
+    return est.model_copy(update={"uncertainty": ranges,
+                                  "foreign_constants": foreign_constants(used, s.chip.vendor)})

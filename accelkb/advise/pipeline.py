@@ -196,6 +196,13 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     for m in sizes:
         kb.resolve("model", m)
     extra = [advise_workloads.workload_facts(kb, w) for w in workloads]
+    if (wl["model_iri"], RDF.type, AK.ConvolutionalModel) in g:
+        raise InputError(
+            f"workload {workload}: a report answers transformer workloads; {wl['model']} is a "
+            "convolutional network, estimated by `accelkb estimate training --model "
+            f"{wl['model']} --system {system} --parallel gbs=N`, configured by `accelkb "
+            f"configure --model {wl['model']} --system {system} --gbs N`, and compared across "
+            f"systems with its cost in a report's --workloads {workload}")
     model = workload_model_spec(wl["iri"], kb=kb)  # at the workload's sequence length
     spec = system_spec(system, chips=chips, kb=kb)
     phase = wl["phase"]

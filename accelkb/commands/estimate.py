@@ -67,10 +67,17 @@ def _uncertainty_lines(ranges: dict[str, Any]) -> list[str]:
 
 def _human(data: dict[str, Any], phase: str) -> str:
     lines = [f"{phase} estimate: {data['model']} on {data['system']} ({data['chips']} chips)"]
-    keys = (["step_time_s", "tokens_per_s", "mfu", "hfu", "model_flops_per_s_per_chip",
-             "time_to_train_s", "joules_per_token"] if phase == "training" else
-            ["ttft_s", "decode_s_per_token", "tokens_per_s_per_user", "tokens_per_s", "bound",
-             "mfu", "joules_per_token"])
+    if "samples_per_s" in data:  # a convolutional network (accelkb.perf.api.estimate_dense)
+        lines[0] += ", data parallel: " + ", ".join(f"{k}={v}" for k, v in data["config"].items()
+                                                    if k != "chosen") + \
+            f" ({data['config']['chosen']})"
+        keys = ["step_time_s", "samples_per_s", "joules_per_sample", "working_set_bytes"]
+    elif phase == "training":
+        keys = ["step_time_s", "tokens_per_s", "mfu", "hfu", "model_flops_per_s_per_chip",
+                "time_to_train_s", "joules_per_token"]
+    else:
+        keys = ["ttft_s", "decode_s_per_token", "tokens_per_s_per_user", "tokens_per_s", "bound",
+                "mfu", "joules_per_token"]
     ranges = data.get("uncertainty") or {}
     for k in keys:
         v = data.get(k)
@@ -90,9 +97,12 @@ def _human(data: dict[str, Any], phase: str) -> str:
                      f"vendor's chip: {', '.join(names)}")
     if data.get("cost"):
         lines += _cost_lines(data["cost"])
-    lines.append("  memory per chip:")
-    for tier, b in data["memory_per_chip_bytes"].items():
-        lines.append(f"    {tier:<26} {_fmt_bytes(b)}")
+    if data.get("power_basis") and "samples_per_s" in data:
+        lines.append(f"  energy: average power {data['power_w']:,.4g} W ({data['power_basis']})")
+    if "memory_per_chip_bytes" in data:
+        lines.append("  memory per chip:")
+        for tier, b in data["memory_per_chip_bytes"].items():
+            lines.append(f"    {tier:<26} {_fmt_bytes(b)}")
     lines.append("  breakdown (s):")
     for k, v in data["breakdown"].items():
         lines.append(f"    {k:<26} {v:.4g}")
@@ -149,19 +159,29 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from accelkb.perf import estimate_inference, estimate_training
+    from accelkb.perf.api import estimate_dense, is_dense_model
 
     if args.chips is not None and args.chips < 1:
         raise InputError(f"expected --chips to be a positive integer, got {args.chips}")
-    if args.phase == "training":
-        est: Any = estimate_training(args.model, args.system, args.parallel, chips=args.chips,
-                                     train_tokens=args.tokens, with_uncertainty=True)
+    dense = is_dense_model(args.model)
+    if dense and (args.phase != "training" or args.tokens is not None):
+        raise InputError(f"expected 'training' without --tokens for the convolutional network "
+                         f"{args.model} (its runs are counted in images), got "
+                         f"{'--tokens' if args.phase == 'training' else args.phase}")
+    if dense:
+        est: Any = estimate_dense(args.model, args.system, args.parallel, chips=args.chips,
+                                  with_uncertainty=True)
+    elif args.phase == "training":
+        est = estimate_training(args.model, args.system, args.parallel, chips=args.chips,
+                                train_tokens=args.tokens, with_uncertainty=True)
     else:
         if args.tokens is not None:
             raise InputError("expected --tokens only with 'training', got it with 'inference'")
         est = estimate_inference(args.model, args.system, args.parallel, chips=args.chips,
                                  with_uncertainty=True)
     data = est.model_dump(mode="json")
-    data["cost"] = _cost(data, args)
+    data["cost"] = {"unavailable": "priced per token; a convolutional network's run is priced "
+                    "in advise --workloads"} if dense else _cost(data, args)
     if args.json:
         sys.stdout.write(dumps_strict(data, indent=2, sort_keys=True) + "\n")
     else:

@@ -56,6 +56,19 @@ def configure(request: ConfigRequest | None = None, **kwargs: Any) -> ConfigResu
         For an unknown model or system name or invalid request fields.
     """
     req = request or ConfigRequest(**kwargs)
+    from accelkb.perf.api import is_dense_model
+
+    if is_dense_model(req.model):  # a convolutional network: data parallel, nothing for Z3
+        from accelkb.solver.config.dense import configure_dense
+
+        try:
+            return configure_dense(req)
+        except InputError as exc:
+            if type(exc).__name__ == "UnknownNameError":
+                raise
+            return ConfigResult(status=Status.ERROR, model=req.model, system=req.system,
+                                phase=req.phase, objective=req.objective, method=METHOD,
+                                chips_available=req.chips, message=str(exc))
     t0 = time.monotonic()
     base: dict[str, Any] = {"model": req.model, "system": req.system, "phase": req.phase,
             "objective": req.objective, "method": METHOD}
