@@ -29,7 +29,7 @@ from .calibration import Calibration, load_calibration
 from .inference import InferenceConfig, InferenceEstimate
 from .specs import ModelSpec, SystemSpec
 from .training import TrainingConfig, TrainingEstimate
-from .uncertainty import Uncertainty, WithUncertainty, uncertainty
+from .uncertainty import Uncertainty, WithUncertainty, bounded, uncertainty
 
 _ALIASES = {
     "mb": "micro_batch", "micro_batch": "micro_batch", "gbs": "global_batch",
@@ -302,6 +302,10 @@ def estimate_inference(
     def rerun(system: SystemSpec, c: Calibration) -> dict[str, Any]:
         return inference.estimate(m, system, cfg, c).model_dump()
     ranges, foreign = uncertainty(est.model_dump(), "inference", rerun, s, cal)
+    for key, (least, most) in inference.physical_bounds(est).items():
+        if key in ranges:
+            ranges[key] = ranges[key].model_copy(update={"interval": bounded(
+                ranges[key].interval, least, most)})
     return est.model_copy(update={"uncertainty": ranges, "foreign_constants": foreign})
 
 

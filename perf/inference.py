@@ -90,6 +90,10 @@ class InferenceEstimate(WithUncertainty):
     ttft_s: float = Field(description="time to first token (prefill of the batch), s")
     decode_s_per_token: float = Field(description="time of one decode step, s")
     tokens_per_s_per_user: float = Field(description="output tokens per second for one user")
+    decode_floor_s: float = Field(default=0.0, description="least time a decode step can take: "
+                                  "every weight read once from the tier that holds it at that "
+                                  "tier's peak bandwidth, no efficiency, compute or "
+                                  "communication (a physical bound that ranges respect)")
     tokens_per_s: float = Field(description="aggregate output tokens per second in decode")
     request_latency_s: float = Field(description="prefill + all decode steps of the batch "
                                      "(times the waves), s")
@@ -252,6 +256,8 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     return InferenceEstimate(
         model=model.name, system=system.name, chips=chips, config=cfg, ttft_s=prefill,
         decode_s_per_token=decode, tokens_per_s_per_user=1.0 / decode, tokens_per_s=tokens_per_s,
+        decode_floor_s=pp * sum(c.get("weights", 0.0) / tiers[k].bandwidth_bytes_per_s
+                                for k, c in placement.items()),
         request_latency_s=latency,
         end_to_end_tokens_per_s=b * cfg.output_len / latency,
         model_flops_per_s_per_chip=useful / chips, mfu=useful / chips / peak,
@@ -301,3 +307,17 @@ def _decode_ops_time(ops: list[Op], peak: float, bw_w: float, bw_kv: float,
         parts["overhead"] += o.kernels * cal.kernel_overhead_s
         total += max(t_mem, t_cmp) + o.kernels * cal.kernel_overhead_s
     return total, parts
+
+
+def physical_bounds(est: InferenceEstimate) -> dict[str, tuple[float | None, float | None]]:
+    """(least, most) each headline figure of ``est`` can physically be, from its weight-read
+    floor (:attr:`InferenceEstimate.decode_floor_s`): ranges taken from residuals must not pass
+    them (a Gaudi 3 decode range reached 0.26 ms per token where reading the weights takes
+    0.55 ms)."""
+    floor = est.decode_floor_s
+    if floor <= 0:
+        return {}
+    in_flight = est.config.batch * (est.config.pp if est.config.pipelined else 1)
+    return {"decode_s_per_token": (floor, None), "ttft_s": (floor, None),
+            "tokens_per_s_per_user": (None, 1.0 / floor),
+            "tokens_per_s": (None, in_flight / floor)}

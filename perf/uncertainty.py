@@ -55,6 +55,20 @@ class Interval(BaseModel):
     basis: str = Field(description="which validation rows and rule give the range")
 
 
+def bounded(iv: Interval, least: float | None, most: float | None) -> Interval:
+    """``iv`` kept within a physical bound (``least``, ``most``; None: no bound), saying so.
+
+    >>> bounded(Interval(low=1.0, high=9.0, basis="rows"), 2.0, None).low
+    2.0
+    """
+    low = iv.low if least is None else max(iv.low, least)
+    high = iv.high if most is None else min(iv.high, most)
+    if (low, high) == (iv.low, iv.high):
+        return iv
+    return Interval(low=low, high=max(low, high), basis=iv.basis + "; cut at the weight-read "
+                    "floor (every weight read once per token at peak bandwidth)")
+
+
 class Sensitivity(BaseModel):
     """The figure with one constant or fact at half and at one and a half times its value."""
 

@@ -66,7 +66,8 @@ def as_estimate(est: TrainingEstimate | InferenceEstimate) -> Estimate:
 
 def ranges(est: TrainingEstimate | InferenceEstimate, vendor: str | None) -> dict[str, Range]:
     """The range of each headline figure of ``est``, keyed by the report's field names."""
-    from accelkb.perf.uncertainty import INFERENCE_FIGURES, interval
+    from accelkb.perf.inference import physical_bounds
+    from accelkb.perf.uncertainty import INFERENCE_FIGURES, bounded, interval
 
     if isinstance(est, TrainingEstimate):
         figures = {"time_s": ("step_time_s", "training", "time"),
@@ -77,11 +78,13 @@ def ranges(est: TrainingEstimate | InferenceEstimate, vendor: str | None) -> dic
                    "tokens_per_s_per_user": ("tokens_per_s_per_user",
                                              *INFERENCE_FIGURES["tokens_per_s_per_user"]),
                    "ttft_s": ("ttft_s", *INFERENCE_FIGURES["ttft_s"])}
+    bounds = physical_bounds(est) if isinstance(est, InferenceEstimate) else {}
     out = {}
     for key, (field, regime, sense) in figures.items():
         value = getattr(est, field, None)
         if isinstance(value, int | float) and value > 0:
-            iv = interval(float(value), sense, vendor, regime)
+            iv = bounded(interval(float(value), sense, vendor, regime),
+                         *bounds.get(field, (None, None)))
             out[key] = Range(low=iv.low, high=iv.high, basis=iv.basis)
     return out
 
