@@ -18,6 +18,7 @@ Examples
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -90,8 +91,13 @@ def micro_batches(seq_len: int) -> tuple[int, ...]:
 
 
 def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int,
-                         precision: str | None = None) -> TrainingBaseline:
-    """Fastest fitting training layout on all of ``system``'s chips.
+                         precision: str | None = None,
+                         allowed: Callable[[TrainingConfig], bool] | None = None
+                         ) -> TrainingBaseline:
+    """Fastest fitting training layout on all of ``system``'s chips; with ``allowed`` (the
+    declared constraints of the knowledge base, as the solver's checker reads them), the
+    fastest that also meets them where one does (an IPU pipeline needs more micro-batches than
+    PopART's minimum), else the fastest.
 
     Raises
     ------
@@ -105,6 +111,7 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
     tps = [t for t in _divisors(min(fast, chips)) if model.heads % t == 0 and chips % t == 0]
     best: TrainingEstimate | None = None
     best_cfg: TrainingConfig | None = None
+    ok: tuple[TrainingEstimate, TrainingConfig] | None = None
     tried = fitted = 0
     last_error = ""
     for tp in tps:
@@ -132,6 +139,11 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
                 fitted += 1
                 if best is None or est.step_time_s < best.step_time_s:
                     best, best_cfg = est, cfg
+                if allowed is not None and (ok is None or est.step_time_s < ok[0].step_time_s) \
+                        and allowed(cfg):
+                    ok = (est, cfg)
+    if ok is not None:
+        best, best_cfg = ok
     if best is None or best_cfg is None:
         raise InputError(f"no training layout of {model.name} fits {system.name} ({chips} chips, "
                          f"{tried} layouts tried); last reason: {last_error or 'no valid layout'}")

@@ -305,12 +305,14 @@ def _cheapest(model: ModelSpec, system: SystemSpec, prompt: int, output: int,
 
 
 def baseline(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt: int, output: int,
-             precision: str | None, goal: str, slo: float | None = None) -> tuple[Any, Any, str]:
-    """(config, estimate, note) of the best default layout for the phase."""
+             precision: str | None, goal: str, slo: float | None = None,
+             allowed: Callable[[Any], bool] | None = None) -> tuple[Any, Any, str]:
+    """(config, estimate, note) of the best default layout for the phase (``allowed``:
+    training layouts that meet the knowledge base's declared constraints)."""
     if phase != "training" and goal in ("cost", "energy"):
         return _cheapest(model, system, prompt, output, precision, goal, slo)
     if phase == "training":
-        b = best_training_config(model, system, gbs, precision)
+        b = best_training_config(model, system, gbs, precision, allowed)
         note = (f"fastest of {b.fitted} fitting layouts out of {b.tried} tried (tensor parallel within "
                 f"the fastest level, pipeline over layers, recompute and ZeRO-1 options)")
         return b.config, b.estimate, note

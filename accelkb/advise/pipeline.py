@@ -41,7 +41,7 @@ from accelkb.advise.plan.combined import combined_plan
 from accelkb.errors import InputError
 from accelkb.ontology.kb import RESULTS, KnowledgeBase, stored_query
 from accelkb.ontology.namespace import AK
-from accelkb.perf import InferenceEstimate
+from accelkb.perf import InferenceEstimate, TrainingConfig
 from accelkb.perf.api import parse_parallel
 from accelkb.perf.cost.estimate import check_overrides
 from accelkb.perf.from_kb import system_spec, workload_model_spec
@@ -216,8 +216,11 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
                 "configuration solver's and `accelkb infer`'s default, at least one per chip); "
                 "a published run's own batch changes the pipeline bubble and the layout")
     say(f"estimating the best default layout of {wl['model']} on {system} ({spec.chips} chips)")
-    cfg, base, base_note = parts.baseline(model, spec, phase, gbs, wl["prompt"], wl["output"],
-                                          wl["precision"], goal, slo)
+    declared = advise_solver.constraint_checker(  # the solver's checker, without Z3
+        model, spec, system, TrainingConfig(global_batch=gbs)) if phase == "training" else None
+    cfg, base, base_note = parts.baseline(
+        model, spec, phase, gbs, wl["prompt"], wl["output"], wl["precision"], goal, slo,
+        (lambda c: not declared(c)) if declared is not None else None)
     if phase != "training":
         cfg, base, base_note = advise_solver.inference_baseline(
             model, spec, system, wl["prompt"], wl["output"], goal, (cfg, base, base_note))
