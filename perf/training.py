@@ -110,6 +110,10 @@ class TrainingEstimate(WithUncertainty):
     chips: int = Field(description="chips used (tp x pp x dp)")
     config: TrainingConfig = Field(description="the configuration estimated")
     step_time_s: float = Field(description="time of one optimizer step, s")
+    elementwise_s: float = Field(default=0.0, description="of compute and recompute, the "
+                                 "device time of the elementwise passes (norms, activations, "
+                                 "softmax, dropout, casts, the loss), bound by memory bandwidth, "
+                                 "s: what faster memory would shorten inside 'compute'")
     breakdown: dict[str, float] = Field(description="step time by component, s (sums to the "
                                         "step time)")
     tokens_per_s: float = Field(description="trained tokens per second, whole system")
@@ -293,6 +297,12 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     exchange_mb = layers * (ops_exchange_time(fwd, bsp, 3.0) + x_rc_layer) \
         + (ops_exchange_time(lg, bsp, 3.0) if head else 0.0)
     compute_mb = layers * (t_f_layer + t_b_layer + t_rc_layer) + (t_logits if head else 0.0)
+    device = cal.model_copy(update={"kernel_overhead_s": 0.0})  # their memory time, no launches
+    elementwise_mb = layers * (
+        ops_time([o for o in fwd if o.kind == "stream"], peak, bw, device, scale=3.0)
+        + ops_time([o for o in rc_ops if o.kind == "stream"], peak, bw, device)) + (
+        ops_time([o for o in lg if o.kind == "stream"], peak, bw, device, scale=3.0)
+        if head else 0.0)
     recompute_mb = layers * (t_rc_layer - x_rc_layer)
     act_msg = mb * s * model.hidden * e
     tp_mb = 0.0
@@ -381,6 +391,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     return TrainingEstimate(
         model=model.name, system=system.name, chips=chips, config=cfg, step_time_s=step,
         breakdown=breakdown, tokens_per_s=tokens / step,
+        elementwise_s=min(m * elementwise_mb, breakdown["compute"] + breakdown["recompute"]),
         model_flops_per_s_per_chip=mflops / step / chips,
         hardware_flops_per_s_per_chip=hflops / step / chips,
         mfu=mflops / step / chips / peak, hfu=hflops / step / chips / peak,

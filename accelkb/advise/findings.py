@@ -30,6 +30,7 @@ COMPONENT_BOTTLENECK = {
     "data_parallel_comm": "interconnect-bandwidth", "optimizer": "memory-bandwidth",
     "offload": "memory-capacity", "memory": "memory-bandwidth",
     "overhead": "latency-synchronization", "pipeline_hops": "latency-synchronization",
+    "elementwise_passes": "memory-bandwidth",
 }
 #: A component must take at least this share of the time to count as a bottleneck.
 SHARE_THRESHOLD = 0.10
@@ -56,6 +57,13 @@ def _breakdown_findings(kb: KnowledgeBase, spec: SystemSpec, est: TrainingEstima
                         ) -> list[Found]:
     parts = {k: v for k, v in est.breakdown.items() if k != "prefill_s" and v > 0}
     total = sum(parts.values()) or 1.0
+    busy = parts.get("compute", 0.0) + parts.get("recompute", 0.0)
+    if isinstance(est, TrainingEstimate) and est.elementwise_s > 0 and busy > 0:
+        # inside compute, the elementwise passes are bound by memory bandwidth, not the units
+        for k in ("compute", "recompute"):
+            if k in parts:
+                parts[k] -= est.elementwise_s * parts[k] / busy
+        parts["elementwise_passes"] = est.elementwise_s
     shares: dict[str, float] = {}
     detail: dict[str, list[str]] = {}
     for comp, secs in parts.items():

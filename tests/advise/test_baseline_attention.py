@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from accelkb.advise.baseline import best_training_config
 from accelkb.knowledge import KnowledgeBase
 from accelkb.perf import estimate_training
@@ -58,3 +60,21 @@ def test_the_baseline_meets_the_declared_constraints_where_a_layout_does(kb: Kno
     assert check(free.config)  # the fastest by hand breaks a declared constraint ...
     assert not check(held.config)  # ... a layout that meets them all exists and is taken
     assert held.estimate.step_time_s >= free.estimate.step_time_s
+
+
+def test_elementwise_passes_inside_compute_count_as_memory_bound(kb: KnowledgeBase) -> None:
+    """Reports called GPU training '100 % compute-bound' while faster HBM sped it up: the
+    norms, softmax and dropout passes inside 'compute' are bound by memory bandwidth."""
+    from accelkb.advise.findings import _breakdown_findings
+
+    with using(kb):
+        model, system = model_spec("gpt3-2.7b"), system_spec("dgx-h100")
+        cfg = TrainingConfig(dp=8, micro_batch=4, global_batch=512, recompute="selective",
+                             zero=1, dp_overlap=True, fused_attention=False)
+        est = estimate_training(model, system, cfg)
+        busy = est.breakdown["compute"] + est.breakdown["recompute"]
+        assert 0.1 * busy < est.elementwise_s < busy  # unfused: the score matrices' passes
+        found = {f.finding.bottleneck: f.finding for f in _breakdown_findings(kb, system, est)}
+    assert "elementwise passes" in found["memory-bandwidth"].evidence
+    share = found["memory-bandwidth"].share_of_time or 0.0
+    assert share == pytest.approx(est.elementwise_s / est.step_time_s, rel=0.05)
