@@ -239,12 +239,11 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     prefill = L * (t_pl + 2 * par) + t_logits + (pp - 1) * phop
     breakdown["prefill_s"] = prefill
 
-    if concurrent > 1:  # the stage with the most layers (or the output layer) sets the pace
-        per_layer = t_layer + 2 * ar
+    if concurrent > 1:  # the stage with the most layers (or the output layer) sets the pace:
+        per_layer = t_layer + 2 * ar  # each batch gets a token every pp turns of that stage
         stage = max(math.ceil(L / pp) * per_layer, L // pp * per_layer + t_logits) + hop
-        tokens_per_s = b / max(stage, decode / pp)
-    else:
-        tokens_per_s = b / decode
+        decode = max(decode, pp * stage)
+    tokens_per_s = b * concurrent / decode
     latency = prefill + (cfg.output_len - 1) * decode
     useful = forward_flops_per_token(model, ctx) * tokens_per_s
     lat_part = breakdown["overhead"] + breakdown["tensor_parallel_comm"] + \
