@@ -152,7 +152,7 @@ def resolve_system(system: SystemSpec | str | Path, chips: int | None = None) ->
                 raise InputError(f"invalid system file {path}: {_pydantic_message(exc)}") from None
         else:
             return _kb().system_spec(str(system), chips)
-    return spec if chips is None or chips == spec.chips else spec.with_chips(chips)
+    return spec if chips is None or chips == spec.chips else resize_system(spec, chips)
 
 
 def resize_system(spec: SystemSpec, chips: int) -> SystemSpec:

@@ -53,6 +53,11 @@ _TIER_ORDER = {"sram": 0, "hbm": 1, "ddr": 2, "streaming": 3}
 _ACTIVE: list[KnowledgeBase] = []
 
 
+class NoNetworkError(InputError):
+    """A multi-chip system whose inter-chip network the knowledge base does not publish (a
+    report can still say what one chip does; a chip count beyond the system is another error)."""
+
+
 @contextlib.contextmanager
 def using(kb: KnowledgeBase) -> Iterator[KnowledgeBase]:
     """Within the block, :func:`default_kb` (and so every name the performance model and the
@@ -263,7 +268,7 @@ def system_spec(name: str, chips: int | None = None, kb: KnowledgeBase | None = 
         return system_spec(_scale_out(g, iri, chip, chips), chips, kb)
     if not levels:
         if total > 1 or (chips or 1) > 1:
-            raise InputError(
+            raise NoNetworkError(
                 f"system {name}: the knowledge base has no inter-chip network for it (no ak:hasTopology "
                 "with a bandwidth on any level); add one in Turtle to estimate multi-chip runs")
         levels = []
@@ -328,22 +333,25 @@ def _scale_out(g: Graph, iri: URIRef, chip: URIRef, chips: int) -> str:
     """
     chain = _chain(g, iri)
     block = chain[1] if len(chain) > 1 else None
-    found = []
+    found: list[tuple[bool, int, str]] = []
+    smaller: list[tuple[bool, int, str]] = []
     for other in g.subjects(RDF.type, AK.System):
         held = _int(g, other, AK.chipCount) or 1
-        if not isinstance(other, URIRef) or other == iri or g.value(other, AK.chip) != chip \
-                or held < chips:
+        if not isinstance(other, URIRef) or other == iri or g.value(other, AK.chip) != chip:
             continue
         parts = _chain(g, other)[1:]
         if iri in parts or (block is not None and block in parts):
-            found.append((iri not in parts, held, _short(g, other)))
+            (found if held >= chips else smaller).append((iri not in parts, held,
+                                                          _short(g, other)))
     if not found:
         name, total = _short(g, iri), _int(g, iri, AK.chipCount) or 1
+        most = max(smaller, key=lambda f: f[1], default=(False, total, name))
         raise InputError(
             f"system {name} has {total} chips and the knowledge base has no system of at least "
-            f"{chips} built of it (ak:subsystem), so how its chips join beyond {total} is unknown; "
-            f"got a request for {chips} chips. Ask for at most {total}, name a larger system, or "
-            "give a system file with the network that joins them")
+            f"{chips} built of it (ak:subsystem), so how its chips join beyond {most[1]} is "
+            f"unknown; got a request for {chips} chips. Ask for at most {most[1]}"
+            + (f" ({most[2]})" if most[2] != name else "") + ", name a larger system, or give "
+            "a system file with the network that joins them")
     return min(found)[2]
 
 

@@ -224,6 +224,8 @@ class SystemSpec(_Frozen):
     def _check(self) -> SystemSpec:
         if not self.levels:
             raise ValueError("expected at least one network level, got none")
+        if self.max_chips is not None and self.max_chips < self.chips:
+            raise ValueError(f"expected max_chips >= chips ({self.chips}), got {self.max_chips}")
         return self
 
     def with_chips(self, n: int) -> SystemSpec:

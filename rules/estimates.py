@@ -36,7 +36,7 @@ from accelkb.ontology.namespace import AK
 from accelkb.perf import InferenceConfig, TrainingConfig, estimate_inference, estimate_training
 from accelkb.perf.api import config
 from accelkb.perf.compute import peak_for
-from accelkb.perf.from_kb import chip_spec_of, system_spec, workload_model_spec
+from accelkb.perf.from_kb import NoNetworkError, chip_spec_of, system_spec, workload_model_spec
 from accelkb.perf.memory import kv_cache_bytes
 from accelkb.perf.shapes import total_params
 from accelkb.perf.specs import ModelSpec, NetworkLevelSpec, SystemSpec
@@ -99,7 +99,7 @@ def _system(kb: KnowledgeBase, iri: URIRef, chips: int | None) -> tuple[SystemSp
     name = _short(kb, iri)
     try:
         return system_spec(name, chips, kb=kb), []
-    except InputError as exc:
+    except NoNetworkError as exc:  # any other refusal (e.g. more chips than exist) stands
         chip = kb.asserted.value(iri, AK.chip)
         if not isinstance(chip, URIRef):
             raise

@@ -65,3 +65,11 @@ def test_estimate_names_the_system_it_ran_on(capsys: pytest.CaptureFixture[str])
                  "--chips", "16", "--parallel", "dp=16,mb=1,gbs=64"]) == 2
     err = capsys.readouterr().err
     assert "no system of at least 16 built of it" in err and "Traceback" not in err
+
+
+def test_infer_refuses_a_chip_count_nothing_in_the_knowledge_base_joins(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["infer", "--workload", "llama2-70b-inference", "--system", "sn40l-node",
+                 "--chips", "16"]) == 2
+    err = capsys.readouterr().err
+    assert "no system of at least 16 built of it" in err and "Traceback" not in err
