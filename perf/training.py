@@ -163,7 +163,17 @@ def stack_fuses_attention(chip: ChipSpec) -> bool:
     >>> stack_fuses_attention(ChipSpec(name="gpu", peak_flops={"bf16": 1e15}, memory_tiers=hbm))
     True
     """
-    return not chip.compiled
+    return not chip.compiled or chip.fuses_elementwise
+
+
+def weight_bytes(precision: str) -> float:
+    """Bytes per stored weight in training: 16 bits under FP8 mixed precision (the FP8 copies
+    are made per micro-batch, :mod:`accelkb.perf.execution.fp8`), else the precision's.
+
+    >>> weight_bytes("fp8"), weight_bytes("fp32")
+    (2.0, 4.0)
+    """
+    return float(BYTES_PER["bf16" if precision == "fp8" else precision])
 
 
 def check_layout(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig) -> tuple[int, int]:
@@ -246,7 +256,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
     # weights, activations, other operations and messages stay 16-bit
     fp8 = cfg.precision == "fp8"
     op_precision = "bf16" if fp8 else cfg.precision
-    e = float(BYTES_PER[op_precision])
+    e = weight_bytes(cfg.precision)
 
     # --- memory and placement -----------------------------------------------------------------
     params = stage_params(model, tp, pp)

@@ -11,8 +11,9 @@ micro-batch) and the tensor-parallel messages.
 The FP8 operands are made by extra passes over memory: each GEMM input is read in 16 bits and
 written in FP8 twice, as is and transposed (Hopper's FP8 GEMMs take both operands K-major, so
 the weight-gradient GEMM needs the transposes): 2 + 1 + 1 = 4 bytes per element. The forward
-pass casts its inputs and the weights; the backward pass casts the output gradients its two
-GEMMs read. No constant is fitted: the passes run at the memory roofline like any stream.
+pass casts its input and the weight of each linear layer, the backward pass the output
+gradient its two GEMMs read: 4 x (input + weight + output) bytes per layer and micro-batch.
+No constant is fitted: the passes run at the memory roofline like any stream.
 
 Examples
 --------
@@ -20,8 +21,8 @@ Examples
 >>> gemm = Op("mlp_in", "matmul", 2 * 8 * 4 * 16, 2 * (8 * 4 + 4 * 16 + 8 * 16), dims=(1, 8, 4, 16))
 >>> att = Op("attention", "matmul", 1e6, 1e3, dims=(2, 8, 4, 8), efficiency=0.5)
 >>> out = fp8_training_ops([gemm, att], efficiency16=0.7, peak16=1e15, peak8=2e15)
->>> out[0].elem_bytes, out[0].bytes, out[1].efficiency, out[2].name
-(1.0, 352.0, 0.25, 'fp8_cast')
+>>> out[0].elem_bytes, out[0].bytes, out[1].efficiency, round(out[2].bytes, 1)
+(1.0, 352.0, 0.25, 298.7)
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ def fp8_training_ops(ops: list[Op], efficiency16: float, peak16: float,
             batch, m, k, n = op.dims
             out.append(replace(op, bytes=batch * (m * k + k * n) + 2.0 * batch * m * n,
                                elem_bytes=1.0))
-            # inputs each pass; the weights once per micro-batch (a third of fwd + 2 x bwd)
-            cast += CAST_BYTES * batch * (m * k + k * n / 3.0)
+            # forward: the input and the weight; backward: the output gradient. The op runs
+            # in the forward (x1) and the backward (x2, as every op): a third of the total each
+            cast += CAST_BYTES * batch * (m * k + k * n + m * n) / 3.0
         elif op.kind == "matmul":  # 16-bit work under the 8-bit peak
             out.append(replace(op, efficiency=(op.efficiency or efficiency16) * peak16 / peak8))
         else:

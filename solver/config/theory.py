@@ -28,7 +28,7 @@ from accelkb.perf.memory import (
     stage_params,
 )
 from accelkb.perf.shapes import BYTES_PER, total_params
-from accelkb.perf.training import TrainingConfig
+from accelkb.perf.training import TrainingConfig, weight_bytes
 from accelkb.solver.config.instance import Instance
 from accelkb.solver.config.model import Layout
 
@@ -76,7 +76,7 @@ def memory(inst: Instance, lay: Layout) -> Memory:
     fast = sum(t.capacity_bytes for t in tiers[:-1]) if len(tiers) > 1 else tiers[0].capacity_bytes
     slow = tiers[-1].capacity_bytes if len(tiers) > 1 else 0.0
     sram = sum(t.capacity_bytes for t in tiers if t.kind == "sram")
-    e = float(BYTES_PER[lay.precision])
+    e = weight_bytes(lay.precision) if inst.training else float(BYTES_PER[lay.precision])
     params = stage_params(inst.model, lay.tp, lay.pp)
     if not inst.training:
         in_flight = lay.batch * (lay.pp if lay.pipelined else 1)  # pp batches when pipelined
@@ -110,7 +110,7 @@ def streaming_need(inst: Instance, lay: Layout) -> tuple[float, float]:
     """
     tiers = inst.system.chip.memory_tiers
     cal = inst.calibration
-    e = float(BYTES_PER[lay.precision])
+    e = weight_bytes(lay.precision)  # streamed weights are the 16-bit copies under FP8
     passes = 4.0 if lay.recompute == "full" else 3.0
     have = 2.0 * passes * lay.micro_batch * inst.model.seq_len / (2.0 * e)
     need = peak_for(inst.system.chip, lay.precision) * cal.matmul_efficiency / (
@@ -124,7 +124,7 @@ def model_state_total(inst: Instance, precision: str) -> float:
     p = float(total_params(inst.model))
     if not inst.training:
         return p * BYTES_PER[precision]
-    st = model_state_bytes(p, 1, 0, weight_bytes=float(BYTES_PER[precision]))
+    st = model_state_bytes(p, 1, 0, weight_bytes=weight_bytes(precision))
     return sum(st.values())
 
 

@@ -78,3 +78,20 @@ def test_elementwise_passes_inside_compute_count_as_memory_bound(kb: KnowledgeBa
     assert "elementwise passes" in found["memory-bandwidth"].evidence
     share = found["memory-bandwidth"].share_of_time or 0.0
     assert share == pytest.approx(est.elementwise_s / est.step_time_s, rel=0.05)
+
+
+@pytest.mark.parametrize(("system", "precision"), [("dgx-h100", "fp8"), ("tpu-v4-cube", "bf16")])
+def test_the_solver_counts_memory_as_the_performance_module_does(kb: KnowledgeBase, system: str,
+                                                                precision: str) -> None:
+    """The solver counted FP8 training weights at 1 byte (perf: 2, the FP8 copies are per
+    micro-batch) and attention score matrices on TPUs (perf: XLA fuses them)."""
+    from accelkb.solver.config.model import UserConstraints
+    from accelkb.solver.config.theory import estimate as theory_estimate
+
+    inst = build_instance(ConfigRequest(model="gpt3-1.3b", system=system, global_batch=64,
+                                        constraints=UserConstraints(precisions=(precision,))),
+                          kb)
+    lay = Layout(tp=1, pp=1, dp=8, micro_batch=2, zero=1, recompute="selective",
+                 precision=precision)
+    perf_bytes = sum(theory_estimate(inst, lay)[3].values())
+    assert memory(inst, lay).total == pytest.approx(perf_bytes, rel=0.02)
