@@ -7,6 +7,7 @@ objects.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -284,12 +285,19 @@ def _cheapest(model: ModelSpec, system: SystemSpec, prompt: int, output: int,
             break  # a larger batch fits no better
         tried += ib.tried
         est = ib.estimate
+        if est.waves > 1:  # the batch does not fit at once: serve what does, then stop
+            ib = best_inference_config(model, system, prompt, output,
+                                       math.ceil(batch / est.waves), precision, "throughput")
+            tried += ib.tried
+            est = ib.estimate
         if slo is not None and est.tokens_per_s_per_user < slo:
             break  # per-user speed only falls with the batch
         key = (-est.end_to_end_tokens_per_s if goal == "cost"
                else (est.joules_per_token or float("inf")))
         if best is None or key < best[0]:
             best = (key, ib)
+        if ib.config.batch < batch:
+            break  # larger batches only queue
     if best is None:
         why = (f"no batch keeps {slo:g} tokens/s per user" if slo is not None else last)
         raise InputError(f"no inference layout of {model.name} on {system.name} meets the goal: "
@@ -338,24 +346,27 @@ def comparison(model: ModelSpec, other: SystemSpec, phase: str, gbs: int, prompt
             est = estimate(model, other, cfg, tokens)
     except InputError as exc:
         return Comparison(system=other.name, chips=other.chips, error=str(exc).splitlines()[0])
-    e = as_estimate(est)
+    e = as_estimate(est).model_copy(update={"ranges": ranges(est, other.chip.vendor)})
     per_watt = e.tokens_per_s / e.power_w if e.power_w else None
     return Comparison(system=other.name, chips=e.chips, estimate=e, tokens_per_s_per_watt=per_watt)
 
 
 def _power_scope(spec: SystemSpec) -> str:
     if spec.power_watts_per_chip is not None:
-        return "system"
-    return "chip" if spec.chip.tdp_watts is not None else "none"
+        return "system" if spec.chip.tdp_watts is not None else "system, no chip TDP"
+    if spec.chip.tdp_watts is not None:
+        return "chip"
+    return "average" if spec.average_watts_per_chip is not None else "none"
 
 
 def _per_watt_at_tdp(spec: SystemSpec, tokens_per_s: float, power_w: float | None
                      ) -> float | None:
-    """tokens/s per W with the run's power put on the chips' TDP: a system's full power (a
-    server's maximum input, shared per chip) scaled to the chip's TDP at the same activity."""
-    if power_w is None or spec.chip.tdp_watts is None:
+    """tokens/s per W with the run's power put on the chips' TDP where it can be: a system's
+    full power (a server's maximum input, shared per chip) scaled to the chip's TDP at the same
+    activity; a system without a chip TDP keeps its own figure."""
+    if power_w is None:
         return None
-    if spec.power_watts_per_chip is not None:
+    if spec.power_watts_per_chip is not None and spec.chip.tdp_watts is not None:
         power_w *= spec.chip.tdp_watts / spec.power_watts_per_chip
     return tokens_per_s / power_w
 
@@ -363,23 +374,32 @@ def _per_watt_at_tdp(spec: SystemSpec, tokens_per_s: float, power_w: float | Non
 def one_power_boundary(own: SystemSpec, own_est: Any, others: list[tuple[SystemSpec, Comparison]]
                        ) -> tuple[list[Comparison], float | None, str]:
     """(comparisons, this system's tokens/s per W, basis) with every per-watt figure on one
-    boundary. Where the full-power figures differ in scope (DGX H100: the server's 10,200 W
-    maximum; an MI300X platform: only its GPUs' TDP), all go on the chips' TDP and the basis
-    says so; else each stays on its own figure and the basis is empty."""
+    boundary where one exists. Where the full-power figures differ in scope (DGX H100: the
+    server's 10,200 W maximum; an MI300X platform: only its GPUs' TDP) and every chip has a
+    TDP, all go on the chips' TDP; where they differ and some chip has none, each keeps its own
+    figure and the basis says they are not comparable; else the basis is empty."""
     specs = [own, *[s for s, _ in others]]
     scopes = {s.name: _power_scope(s) for s in specs}
     own_pw = own_est.tokens_per_s / own_est.power_w if own_est.power_w else None
-    if len(set(scopes.values()) - {"none"}) <= 1:
+    kinds = set(scopes.values()) - {"none"}
+    if kinds <= {"system", "system, no chip TDP"} or len(kinds) <= 1:
         return [c for _, c in others], own_pw, ""
+    listed = "; ".join(f"{n}: {_SCOPE_WORDS[scope]}" for n, scope in scopes.items())
+    if not kinds <= {"system", "chip"}:  # a chip without a TDP or a published average
+        return [c for _, c in others], own_pw, (
+            "each system's own full-power figure, and these differ in scope with no common "
+            f"boundary to put them on, so the column is not like for like ({listed})")
     out = [c.model_copy(update={"tokens_per_s_per_watt": _per_watt_at_tdp(
         s, c.estimate.tokens_per_s, c.estimate.power_w)}) if c.estimate is not None else c
         for s, c in others]
-    words = {"system": "the whole system's maximum", "chip": "the chip's TDP",
-             "none": "no power figure"}
-    basis = ("tokens/s per W at each chip's TDP (each run's activity kept): the knowledge "
-             "base's full-power figures differ in scope (" +
-             "; ".join(f"{n}: {words[scope]}" for n, scope in scopes.items()) + ")")
-    return out, _per_watt_at_tdp(own, own_est.tokens_per_s, own_est.power_w), basis
+    return out, _per_watt_at_tdp(own, own_est.tokens_per_s, own_est.power_w), (
+        "tokens/s per W at each chip's TDP (each run's activity kept): the knowledge base's "
+        f"full-power figures differ in scope ({listed})")
+
+
+_SCOPE_WORDS = {"system": "the whole system's maximum", "chip": "the chip's TDP",
+                "system, no chip TDP": "the whole system's maximum, no chip TDP",
+                "average": "a published average under load", "none": "no power figure"}
 
 
 def scaling(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt: int, output: int,

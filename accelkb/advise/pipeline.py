@@ -292,7 +292,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     if sizes and phase == "training":
         say(f"sweeping {len(sizes)} model sizes")
         size_rows = advise_sizes.size_sweep(sizes, spec, gbs, wl["precision"],
-                                            _software_levers(kb, vendor, wl["phase_iri"], spec))
+                                            _software_levers(kb, vendor, wl["phase_iri"], spec),
+                                            seq_len=model.seq_len)
     other_rows = []
     if extra:
         say(f"estimating {len(extra)} other workload(s) on {1 + len(others)} systems")
@@ -305,7 +306,9 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     counts = parts.scaling_counts(spec, phase, model, spec.chips)
     if getattr(base, "chips", spec.chips) not in counts:  # the solver's layout took fewer chips
         counts = sorted({*counts, base.chips})
-    scaling = parts.scaling(model, spec, phase, gbs, wl["prompt"], wl["output"], wl["precision"],
+    scaling = parts.scaling(model, spec, phase, gbs, wl["prompt"], wl["output"],
+                            # inference: at the baseline's precision (the solver may pick INT8)
+                            wl["precision"] if phase == "training" else cfg.precision,
                             goal, counts, slo)
     schedules = []
     if phase != "training" or goal == "latency":
@@ -337,7 +340,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     network, adv, latency, scaling = _network(model, spec, base, est, scaling, wl, goal, slo)
     net_words = (advise_advantages.sentence(adv, est.time_s, network, schedules) if adv else
                  advise_network.sentence(network, est.time_s, schedules))
-    shown = system if spec.name == system else f"{spec.name} (nodes of {system})"  # scaled out
+    shown = system if spec.name == system else f"{spec.name} (scaling {system} out)"
     answer = find.answer_text(shown, workload, phase, est, findings, recs, whatifs, spec.chips,
                               scaling, net_words, plan)
     say("pricing the baseline and the systems compared")

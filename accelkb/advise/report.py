@@ -166,9 +166,11 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
     L.append("")
     if a.comparisons:
         L += ["## Comparison on the same workload", "",
-              "Each system at the best layout and precision found by the same search (the "
-              "layout grid, then for inference the Z3 configuration solver over every precision "
-              "the chip supports), at the same batch and sequence lengths.", "",
+              "Each system at the best layout found by the same search (the layout grid, then "
+              "for a time, latency or throughput goal in inference the Z3 configuration solver "
+              "over every precision the chip supports; for a cost or energy goal the batch "
+              "that serves cheapest, at the workload's precision), at the same sequence "
+              "lengths. Times carry their ranges.", "",
               "| system | chips used | layout | precision | time | tokens/s | tokens/s per W | "
               "note |", "|---|---|---|---|---|---|---|---|"]
         for c in a.comparisons:
@@ -178,13 +180,15 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
             pw = f"{c.tokens_per_s_per_watt:.3g}" if c.tokens_per_s_per_watt else "n/a"
             L.append(f"| {c.system} | {c.estimate.chips} | {_layout(c.estimate)} | "
                      f"{c.estimate.configuration.get('precision', '')} | "
-                     f"{_t(c.estimate.time_s, a.phase)} | {c.estimate.tokens_per_s:,.0f} | "
+                     f"{_t(c.estimate.time_s, a.phase)}{_range(c.estimate, 'time_s', a.phase)} | "
+                     f"{c.estimate.tokens_per_s:,.0f} | "
                      f"{pw} | |")
         own = a.baseline_tokens_per_s_per_watt if a.per_watt_basis else (
             b.tokens_per_s / b.power_w if b.power_w else None)
         base_pw = f"{own:.3g}" if own else "n/a"
         L += [f"| **{a.system}** (this system) | {b.chips} | {_layout(b)} | "
-              f"{b.configuration.get('precision', '')} | {_t(b.time_s, a.phase)} | "
+              f"{b.configuration.get('precision', '')} | {_t(b.time_s, a.phase)}"
+              f"{_range(b, 'time_s', a.phase)} | "
               f"{b.tokens_per_s:,.0f} | {base_pw} | |", ""]
         if a.per_watt_basis:
             L += [f"Per watt: {a.per_watt_basis}.", ""]
@@ -406,7 +410,13 @@ def _cost_section(a: Advice) -> list[str]:
     facilities = list(dict.fromkeys(r.facility for r in a.costs if r.facility))
     markets = [f"{r.system}: {r.market}." for r in a.costs if r.market]
     warning = like_for_like(a.costs)
-    return [*L, "", *[f"Purchases are amortised with the {f}." for f in facilities],
+    energy = ["kWh per million tokens includes the facility's PUE (the data centre's energy "
+              "on top of the chips'); tokens/J is at the chips."]
+    if a.per_watt_basis:
+        energy.append("Both are on each system's own full-power figure, whose scope differs "
+                      "here (see the comparison's per-watt note).")
+    return [*L, "", " ".join(energy), "",
+            *[f"Purchases are amortised with the {f}." for f in facilities],
             *([""] if facilities else []),
             *(["What users pay per token for this model on these chips:", "",
                *[f"- {m}" for m in markets], ""] if markets else []),

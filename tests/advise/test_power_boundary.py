@@ -36,3 +36,13 @@ def test_one_scope_keeps_each_systems_own_figure() -> None:
     rows, own_pw, basis = one_power_boundary(h100, SimpleNamespace(tokens_per_s=95.0,
                                                                    power_w=6000.0), [(a100, row)])
     assert basis == "" and rows == [row] and own_pw == pytest.approx(95.0 / 6000.0)
+
+
+def test_without_a_common_boundary_each_keeps_its_figure_and_says_so() -> None:
+    ipu, mi300x = system_spec("ipu-pod16"), system_spec("mi300x-platform")
+    assert ipu.chip.tdp_watts is None  # Graphcore publishes the M2000's power, not the IPU's
+    row = _row("ipu-pod16", 100.0, 5000.0)
+    rows, own_pw, basis = one_power_boundary(mi300x, SimpleNamespace(tokens_per_s=100.0,
+                                                                     power_w=4000.0), [(ipu, row)])
+    assert rows == [row] and own_pw == pytest.approx(100.0 / 4000.0)
+    assert "not like for like" in basis and "ipu-pod16: the whole system's maximum" in basis

@@ -63,3 +63,10 @@ def test_dense_configure_docstring() -> None:
 
     result = doctest.testmod(dense)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_configure_defaults_to_a_batch_that_splits_over_the_chips(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["configure", "--model", "resnet50", "--system", "gb200-nvl72", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["status"] == "OPTIMAL" and out["best"]["layout"]["dp"] == 72

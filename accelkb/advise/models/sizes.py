@@ -60,15 +60,20 @@ def best_software(model: Any, system: SystemSpec, cfg: TrainingConfig, step_s: f
 
 def size_sweep(models: Sequence[str], system: SystemSpec, global_batch: int,
                precision: str | None = None,
-               software: Sequence[SoftwareLever] = ()) -> list[SizePoint]:
-    """One :class:`SizePoint` per model name (knowledge-base short names), smallest first.
+               software: Sequence[SoftwareLever] = (),
+               seq_len: int | None = None) -> list[SizePoint]:
+    """One :class:`SizePoint` per model name (knowledge-base short names), smallest first,
+    each at ``seq_len`` tokens per sequence where given (the report's workload's), else at
+    its own.
 
     Raises
     ------
     UnknownNameError
         A model name the knowledge base does not know.
     """
-    specs = sorted((model_spec(m) for m in models), key=total_params)
+    specs = sorted((model_spec(m) if seq_len is None else
+                    model_spec(m).model_copy(update={"seq_len": seq_len}) for m in models),
+                   key=total_params)
     out = []
     for model in specs:
         params = float(total_params(model))
