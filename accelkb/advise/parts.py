@@ -198,6 +198,10 @@ def _scale_latency(system: SystemSpec, factor: float) -> SystemSpec:
     return system.model_copy(update={"levels": levels})
 
 
+def _halve_latency(system: SystemSpec) -> SystemSpec:
+    return _scale_latency(system, 0.5)
+
+
 def _scale_tier(system: SystemSpec, kind: str, field: str, factor: float) -> SystemSpec | None:
     if system.chip.tier(kind) is None:
         return None
@@ -226,7 +230,7 @@ WHAT_IFS: list[tuple[str, str, Callable[[SystemSpec], SystemSpec | None], str]] 
      "e.g. twice the GW-Link / InfiniBand bandwidth per chip"),
     ("more chip-to-chip links", "every network level's bandwidth per chip x2",
      lambda s: _scale_levels(s, 2.0, "all"), "e.g. more Groq C2C links per chip"),
-    ("lower link latency", "per-hop latency x0.5", lambda s: _scale_latency(s, 0.5),
+    ("lower link latency", "per-hop latency x0.5", _halve_latency,
      "matters where small messages dominate (decode)"),
     ("more on-chip SRAM", "SRAM capacity per chip x2",
      lambda s: _scale_tier(s, "sram", "capacity_bytes", 2.0), "a larger die or stacked SRAM"),
@@ -248,6 +252,13 @@ def what_ifs(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig | Inferen
              base: TrainingEstimate | InferenceEstimate) -> list[WhatIf]:
     out = []
     for lever, change, build, note in WHAT_IFS:
+        if build is _halve_latency and all(lv.latency_s == 0 for lv in system.levels):
+            out.append(WhatIf(lever=lever, change=change, time_s=float("nan"),
+                              speedup=float("nan"), note="not estimated: the knowledge base "
+                              "gives no hardware latency for these links (only the software "
+                              "latency per collective is counted), so halving it would read "
+                              "1.000x whatever the links do"))
+            continue
         changed = build(system)
         if changed is None:
             continue
