@@ -308,6 +308,11 @@ def _inference(kb: KnowledgeBase, workload: URIRef, model: ModelSpec, spec: Syst
     if parallel:
         cfg |= _parse(parallel)
         config(InferenceConfig, cfg)
+    if int(cfg["batch"]) != batch:  # the layout's batch, not the workload's, sets the evidence
+        batch = int(cfg["batch"])
+        kv = kv_cache_bytes(model, batch, prompt + out, 1, 1, prec)
+        q["kvCacheBytes"] = q["kvCacheBytes"].model_copy(update={
+            "value": kv, "inputs": {"batch": batch, "context": prompt + out}})
     tp, pp = int(cfg["tp"]), int(cfg["pp"])
     q["_config"] = Quantity(value=0, formula=",".join(f"{k}={v}" for k, v in sorted(cfg.items())),
                             ref="", inputs={})

@@ -120,8 +120,10 @@ class WhatIf(_Frozen):
 
     lever: str = Field(description="what changes, in words")
     change: str = Field(description="the changed fact (e.g. 'IPU-Link bandwidth x2')")
-    time_s: float = Field(description="step or token time with the change, s")
-    speedup: float = Field(description="baseline time / time with the change")
+    time_s: float | None = Field(description="step or token time with the change, s (None: "
+                                 "not estimated, the note says why)")
+    speedup: float | None = Field(description="baseline time / time with the change (None: "
+                                  "not estimated)")
     note: str = Field(default="", description="caveats")
 
 

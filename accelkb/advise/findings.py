@@ -331,7 +331,7 @@ def answer_text(system: str, workload: str, phase: str, est: Estimate, found: li
         sentences.append(f"Checked by the model, the best software levers are {best}{together}.")
     else:
         sentences.append("No catalogued software lever improves on this layout in the model.")
-    hw = [w for w in whatifs if w.speedup == w.speedup and w.speedup > 1.02]
+    hw = [w for w in whatifs if w.speedup is not None and w.speedup > 1.02]
     if hw:
         sentences.append(f"The strongest hardware lever is {hw[0].lever} ({hw[0].change}: "
                          f"{hw[0].speedup:.2f}x).")

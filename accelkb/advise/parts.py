@@ -253,8 +253,8 @@ def what_ifs(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig | Inferen
     out = []
     for lever, change, build, note in WHAT_IFS:
         if build is _halve_latency and all(lv.latency_s == 0 for lv in system.levels):
-            out.append(WhatIf(lever=lever, change=change, time_s=float("nan"),
-                              speedup=float("nan"), note="not estimated: the knowledge base "
+            out.append(WhatIf(lever=lever, change=change, time_s=None,
+                              speedup=None, note="not estimated: the knowledge base "
                               "gives no hardware latency for these links (only the software "
                               "latency per collective is counted), so halving it would read "
                               "1.000x whatever the links do"))
@@ -268,12 +268,12 @@ def what_ifs(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig | Inferen
         try:
             est = estimate(model, changed, new_cfg)
         except InputError as exc:
-            out.append(WhatIf(lever=lever, change=change, time_s=float("nan"), speedup=float("nan"),
+            out.append(WhatIf(lever=lever, change=change, time_s=None, speedup=None,
                               note=f"not estimated: {str(exc).splitlines()[0]}"))
             continue
         out.append(WhatIf(lever=lever, change=change, time_s=key_time(est),
                           speedup=key_time(base) / key_time(est), note=note))
-    return sorted(out, key=lambda w: -(w.speedup if w.speedup == w.speedup else 0.0))
+    return sorted(out, key=lambda w: -(w.speedup or 0.0))
 
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)

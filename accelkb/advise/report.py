@@ -161,8 +161,9 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
     L += ["## Hardware and architecture what-ifs", "",
           "| lever | changed fact | time | speed-up | note |", "|---|---|---|---|---|"]
     for w in a.what_ifs:
-        sp = f"{w.speedup:.3f}x" if w.speedup == w.speedup else "n/a"
-        L.append(f"| {w.lever} | {w.change} | {_t(w.time_s, a.phase)} | {sp} | {w.note} |")
+        sp = f"{w.speedup:.3f}x" if w.speedup is not None else "n/a"
+        t = _t(w.time_s, a.phase) if w.time_s is not None else "n/a"
+        L.append(f"| {w.lever} | {w.change} | {t} | {sp} | {w.note} |")
     L.append("")
     if a.comparisons:
         L += ["## Comparison on the same workload", "",

@@ -85,7 +85,7 @@ def size_sweep(models: Sequence[str], system: SystemSpec, global_batch: int,
                                  note=str(exc).splitlines()[0][:240]))
             continue
         est = parts.as_estimate(base)
-        whatifs = [w for w in parts.what_ifs(model, system, cfg, base) if w.speedup == w.speedup]
+        whatifs = [w for w in parts.what_ifs(model, system, cfg, base) if w.speedup is not None]
         top = whatifs[0] if whatifs else None
         soft = best_software(model, system, cfg, est.time_s, software) \
             if isinstance(cfg, TrainingConfig) else None

@@ -125,7 +125,7 @@ def _transformer_row(kb: KnowledgeBase, wl: dict[str, Any], name: str, spec: Sys
     levers: list[str] = []
     if own and isinstance(cfg, TrainingConfig):
         soft = best_software(model, spec, cfg, est.time_s, software)
-        hard = [w for w in parts.what_ifs(model, spec, cfg, base) if w.speedup == w.speedup]
+        hard = [w for w in parts.what_ifs(model, spec, cfg, base) if w.speedup is not None]
         ranked = [(w.speedup, f"{w.lever} ({w.change})") for w in hard[:2]]
         if soft:
             ranked.append((soft[1], f"{soft[0].label} ("
