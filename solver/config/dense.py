@@ -29,6 +29,7 @@ from accelkb.perf.dense import estimate_dense_training
 from accelkb.perf.energy import run_power
 from accelkb.solver.config.instance import DEFAULT_GLOBAL_BATCH, declared_constraints
 from accelkb.solver.config.model import ConfigRequest, ConfigResult, Layout, Reason, Scored, Status
+from accelkb.solver.config.rank import pareto
 
 METHOD = ("exhaustive over micro-batch x recomputation (a convolutional network runs data "
           "parallel over every chip: no tensor or pipeline layout to search), perf ranks it")
@@ -90,12 +91,7 @@ def configure_dense(req: ConfigRequest) -> ConfigResult:
             numbers={})], message=first_error.splitlines()[0], constraints_used=used,
             solve_time_s=time.monotonic() - t0, **head)
     ranked = sorted(scored, key=lambda s: (s.time_s, s.layout.text()))
-    front, least = [], float("inf")
-    for s in ranked:  # not dominated in (time, memory): faster ones hold more
-        if s.memory_per_chip_bytes < least:
-            front.append(s)
-            least = s.memory_per_chip_bytes
-    return ConfigResult(status=Status.OPTIMAL, best=ranked[0], pareto=front,
+    return ConfigResult(status=Status.OPTIMAL, best=ranked[0], pareto=pareto(ranked),
                         feasible_count=len(scored), constraints_used=used,
                         message=f"{len(scored)} feasible layouts; best "
                         f"{ranked[0].layout.text()} (its rate in images per second)",
