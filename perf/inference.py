@@ -100,7 +100,8 @@ class InferenceEstimate(WithUncertainty):
     waves: int = Field(default=1, description="batches run one after another because the KV "
                        "cache of the whole batch does not fit (queue_when_full)")
     end_to_end_tokens_per_s: float = Field(description="output tokens per second including "
-                                           "prefill: batch x output_len / request latency")
+                                           "prefill: batch x output_len (x pp batches in flight "
+                                           "when pipelined) / request latency")
     model_flops_per_s_per_chip: float = Field(description="useful FLOPs per second per chip in "
                                               "decode")
     mfu: float = Field(description="decode model FLOPs utilisation of dense peak")
@@ -159,7 +160,8 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     latency = waves * est.request_latency_s
     return est.model_copy(update={
         "config": cfg, "waves": waves, "request_latency_s": latency,
-        "end_to_end_tokens_per_s": cfg.batch * cfg.output_len / latency})
+        "end_to_end_tokens_per_s": cfg.batch * cfg.output_len * (
+            cfg.pp if cfg.pipelined else 1) / latency})
 
 
 def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
@@ -258,7 +260,7 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         decode_floor_s=pp * sum(c.get("weights", 0.0) / tiers[k].bandwidth_bytes_per_s
                                 for k, c in placement.items()),
         request_latency_s=latency,
-        end_to_end_tokens_per_s=b * cfg.output_len / latency,
+        end_to_end_tokens_per_s=b * concurrent * cfg.output_len / latency,
         model_flops_per_s_per_chip=useful / chips, mfu=useful / chips / peak,
         activity=min(1.0, activity),
         bound=max(shares, key=lambda k: shares[k]), breakdown=breakdown,

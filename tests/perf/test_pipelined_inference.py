@@ -35,5 +35,6 @@ def test_the_fullest_stage_sets_the_pace() -> None:
                                                     rel=0.05)
     one_pass = _est(72, 4, False).decode_s_per_token
     assert uneven.decode_s_per_token > 1.5 * one_pass  # a token every 72 turns of a 2-layer stage
-    for e in (even, uneven):  # every user's speed and the total agree
+    for e in (even, uneven):  # every user's speed, the total and the cost's rate agree
         assert e.tokens_per_s == pytest.approx(4 * e.config.pp * e.tokens_per_s_per_user)
+        assert e.end_to_end_tokens_per_s == pytest.approx(e.tokens_per_s, rel=0.2)
