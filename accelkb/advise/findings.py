@@ -32,6 +32,8 @@ COMPONENT_BOTTLENECK = {
     "overhead": "latency-synchronization", "pipeline_hops": "latency-synchronization",
     "elementwise_passes": "memory-bandwidth",
 }
+#: The bottlenecks that are a share of the step's time (memory capacity decides what fits).
+_TIMED = ("compute", "memory-bandwidth", "interconnect-bandwidth", "latency-synchronization")
 #: A component must take at least this share of the time to count as a bottleneck.
 SHARE_THRESHOLD = 0.10
 
@@ -55,6 +57,13 @@ def _fmt_bytes(b: float) -> str:
 
 def _breakdown_findings(kb: KnowledgeBase, spec: SystemSpec, est: TrainingEstimate | InferenceEstimate
                         ) -> list[Found]:
+    shares, detail, total = _shares(est)
+    return _share_findings(kb, spec, est, shares, detail, total)
+
+
+def _shares(est: TrainingEstimate | InferenceEstimate
+            ) -> tuple[dict[str, float], dict[str, list[str]], float]:
+    """Each bottleneck's share of the step in the model's breakdown, with the parts behind it."""
     parts = {k: v for k, v in est.breakdown.items() if k != "prefill_s" and v > 0}
     total = sum(parts.values()) or 1.0
     busy = parts.get("compute", 0.0) + parts.get("recompute", 0.0)
@@ -77,6 +86,12 @@ def _breakdown_findings(kb: KnowledgeBase, spec: SystemSpec, est: TrainingEstima
         shares[b] = shares.get(b, 0.0) + secs / total
         detail.setdefault(b, []).append(f"{comp.replace('_', ' ')} {_fmt_s(secs)} "
                                         f"({100 * secs / total:.0f} %)")
+    return shares, detail, total
+
+
+def _share_findings(kb: KnowledgeBase, spec: SystemSpec, est: TrainingEstimate | InferenceEstimate,
+                    shares: dict[str, float], detail: dict[str, list[str]], total: float
+                    ) -> list[Found]:
     out = []
     g = kb.asserted
     for b, share in sorted(shares.items(), key=lambda kv: -kv[1]):
@@ -159,6 +174,7 @@ def findings(kb: KnowledgeBase, system: URIRef, workload: URIRef, spec: SystemSp
         return [Found(f.finding.model_copy(update={"derivation": [*f.finding.derivation, note]}),
                       f.rule_bottleneck) for f in fallback], None
     shares = {f.rule_bottleneck: f.finding.share_of_time for f in _breakdown_findings(kb, spec, est)}
+    raw = {KB + "bottleneck-" + b: v for b, v in _shares(est)[0].items()}
     found: dict[str, Found] = {}
     cands: dict[str, RuleCandidate] = {}
     for f in report.findings:
@@ -174,9 +190,15 @@ def findings(kb: KnowledgeBase, system: URIRef, workload: URIRef, spec: SystemSp
                 "evidence": old.evidence + " Also: " + f.explanation,
                 "derivation": old.derivation + lines}), f.bottleneck)
         else:
+            share = shares.get(f.bottleneck)
+            minor = share is None and name in _TIMED and raw.get(f.bottleneck, 1.0) < \
+                SHARE_THRESHOLD  # a capacity limit is not a share of the time
             found[f.bottleneck] = Found(Finding(
-                bottleneck=name, label=f.label, evidence=f.explanation,
-                share_of_time=shares.get(f.bottleneck), derivation=lines,
+                bottleneck=name, label=f.label, evidence=f.explanation + (
+                    f"; but in the model's breakdown it takes "
+                    f"{100 * raw.get(f.bottleneck, 0.0):.1f} % of the time, so it does not "
+                    "limit this layout" if minor else ""),
+                share_of_time=raw.get(f.bottleneck, 0.0) if minor else share, derivation=lines,
                 rule=f"rule {f.rule}" if f.rule else ""), f.bottleneck)
         for c in f.candidates:
             prev = cands.get(c.optimization)
@@ -318,9 +340,11 @@ def answer_text(system: str, workload: str, phase: str, est: Estimate, found: li
         sentences.append(line)
     if network:
         sentences.append(network)
-    if found:
+    main = [f for f in found if f.finding.share_of_time is None
+            or f.finding.share_of_time >= SHARE_THRESHOLD]
+    if main:
         top = ", ".join(f"{f.finding.label} ({100 * f.finding.share_of_time:.0f} % of the time)"
-                        if f.finding.share_of_time else f.finding.label for f in found[:3])
+                        if f.finding.share_of_time else f.finding.label for f in main[:3])
         sentences.append(f"The main bottlenecks are {top}.")
     good = [r for r in recs if r.status == "recommended"]
     if good:
