@@ -259,6 +259,18 @@ def foreign_constants(used: list[str], vendor: str | None) -> dict[str, list[str
     return dict(sorted(out.items()))
 
 
+def foreign_by_vendors(foreign: dict[str, list[str]] | None) -> dict[str, list[str]]:
+    """:func:`foreign_constants`' result grouped for a sentence: 'vendor, vendor' -> names.
+
+    >>> foreign_by_vendors({"link_efficiency": ["nvidia"], "memory_efficiency": ["nvidia"]})
+    {'nvidia': ['link_efficiency', 'memory_efficiency']}
+    """
+    out: dict[str, list[str]] = {}
+    for name, vendors in (foreign or {}).items():
+        out.setdefault(", ".join(vendors) or "no", []).append(name)
+    return out
+
+
 def _get(estimate: dict[str, Any] | None, figure: str) -> float | None:
     if estimate is None:
         return None

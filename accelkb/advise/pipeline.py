@@ -95,19 +95,17 @@ def _foreign_notes(model: Any, spec: Any, cfg: Any, phase: str) -> list[str]:
     """What the baseline borrows from other vendors' fits (the calibration constants among the
     ones its figures depend on most), as `accelkb estimate` says it."""
     from accelkb.perf import estimate_inference, estimate_training
+    from accelkb.perf.uncertainty import foreign_by_vendors
 
     run = estimate_training if phase == "training" else estimate_inference
     try:
         est = run(model, spec, cfg, with_uncertainty=True)
     except InputError:
         return []
-    by_vendors: dict[str, list[str]] = {}
-    for name, vendors in (est.foreign_constants or {}).items():
-        by_vendors.setdefault(", ".join(vendors) or "no", []).append(name)
     return [f"Constants fitted only on {vendors} measurements and applied to this other vendor's "
             f"chip: {', '.join(names)}; the terms they set (often the per-operation overhead "
             "behind a latency-bound finding) are as uncertain as the ranges say"
-            for vendors, names in by_vendors.items()]
+            for vendors, names in foreign_by_vendors(est.foreign_constants).items()]
 
 
 def _candidates(kb: KnowledgeBase, bottlenecks: list[str], vendor: Any, phase_iri: Any

@@ -21,6 +21,7 @@ from accelkb.commands._cost import add_cost_options
 from accelkb.commands._knowledge import CHIPS_HELP, add_data_option, knowledge
 from accelkb.errors import InputError
 from accelkb.jsonio import dumps_strict
+from accelkb.perf.uncertainty import foreign_by_vendors
 
 NAME = "estimate"
 HELP = "estimate training step time or inference latency/throughput of a model on a system"
@@ -89,10 +90,7 @@ def _human(data: dict[str, Any], phase: str) -> str:
             line += f"   range {iv['low']:.4g} - {iv['high']:.4g}"
         lines.append(line)
     lines += _uncertainty_lines(ranges)
-    foreign: dict[str, list[str]] = {}
-    for name, vendors in (data.get("foreign_constants") or {}).items():
-        foreign.setdefault(", ".join(vendors) or "no", []).append(name)
-    for vendors, names in foreign.items():
+    for vendors, names in foreign_by_vendors(data.get("foreign_constants")).items():
         lines.append(f"  note: fitted only on {vendors} measurements, applied to this other "
                      f"vendor's chip: {', '.join(names)}")
     if data.get("cost"):
