@@ -25,6 +25,7 @@ from accelkb.errors import (  # noqa: F401 (re-exported: the CLI's exit codes)
     EXIT_NEGATIVE,
     EXIT_NO_ANSWER,
     EXIT_OK,
+    InfeasibleError,
     InputError,
 )
 
@@ -96,6 +97,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _Terminated:
         sys.stderr.write("accelkb: terminated\n")
         return 143
+    except InfeasibleError as exc:  # a well-formed request the hardware cannot run: "no"
+        sys.stderr.write(f"accelkb {args.command}: infeasible: {exc}\n")
+        return EXIT_NEGATIVE
     except InputError as exc:
         sys.stderr.write(f"accelkb {args.command}: error: {exc}\n")
         return EXIT_BAD_INPUT

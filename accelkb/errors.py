@@ -28,6 +28,19 @@ class InputError(AccelkbError):
     """Bad user input: a file, a name, a parameter. The CLI reports it and exits 2."""
 
 
+class InfeasibleError(InputError):
+    """A well-formed request the hardware cannot run: a layout whose memory needs exceed what its
+    chips hold. A negative answer, not a mistake in the input: the CLI says why and exits 1 (as
+    ``configure`` does for an unsatisfiable request). It derives from :class:`InputError` so that
+    every search passing over a layout that does not fit goes on doing so.
+
+    Examples
+    --------
+    >>> isinstance(InfeasibleError("configuration does not fit"), InputError)
+    True
+    """
+
+
 class ValidationError(InputError):
     """Knowledge that fails validation. ``violations`` lists every problem found, not just the first.
 

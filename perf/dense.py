@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from accelkb.errors import InputError
+from accelkb.errors import InfeasibleError, InputError
 
 from .calibration import Calibration, at_precision
 from .collectives import collective_time
@@ -151,6 +151,8 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
     ------
     InputError
         If the batch does not split evenly over the chips or the system is too small.
+    InfeasibleError
+        If the working set of a micro-batch does not fit the memory it must live in.
     """
     if chips > system.chips:
         raise InputError(f"expected at most {system.chips} chips of '{system.name}', got {chips}")
@@ -159,13 +161,16 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
     chip = system.chip
     cal = at_precision(cal, precision, chip.vendor, chip.achievable_fraction(precision))
     samples_per_chip = global_batch // chips
+    if micro_batch is not None and (micro_batch < 1 or samples_per_chip % micro_batch):
+        raise InputError(f"expected micro_batch to divide the {samples_per_chip} samples per "
+                         f"chip, got {micro_batch}")
     held = working_set(work, micro_batch or samples_per_chip, recompute, precision)
     sram = sram_only_capacity(chip)
     room = sram if sram is not None else sum(
         t.capacity_bytes for t in chip.memory_tiers if t.kind in ("sram", "hbm"))
     if held and room and sum(held.values()) > room:
         detail = ", ".join(f"{n} {b / 1e9:.2f} GB" for n, b in held.items())
-        raise InputError(
+        raise InfeasibleError(
             f"configuration does not fit: {work.name} (micro-batch {micro_batch or samples_per_chip}"
             f", recompute {'on' if recompute else 'off'}) holds {sum(held.values()) / 1e9:.2f} GB "
             f"at once ({detail}), more than the {room / 1e9:.2f} GB of "
@@ -177,8 +182,6 @@ def estimate_dense_training(work: DenseWorkload, system: SystemSpec, chips: int,
     samples = global_batch // chips
     passes = 4.0 if recompute else 3.0
     mb = micro_batch or samples
-    if samples % mb:
-        raise InputError(f"expected micro_batch to divide the {samples} samples per chip, got {mb}")
     exchange = norm = 0.0
     if work.gemms:
         e = float(BYTES_PER[precision])

@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
-from accelkb.errors import InputError
+from accelkb.errors import InfeasibleError, InputError
 
 from .calibration import Calibration, at_precision
 from .compute import (
@@ -281,7 +281,7 @@ def _check_serving_budget(chip: ChipSpec, weights: float, kv: float, cal: Calibr
     if weights + kv <= budget:
         return
     total = sum(t.capacity_bytes for t in chip.memory_tiers)
-    raise InputError(
+    raise InfeasibleError(
         f"configuration does not fit: expected weights + KV cache within {budget / 1e9:.2f} GB "
         f"per chip ({chip.name}: a serving engine takes {cal.serving_memory_fraction:.0%} of "
         f"{total / 1e9:.2f} GB and keeps {cal.serving_reserve_bytes / 1e9:.2f} GB of that for "

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 
-from accelkb.errors import InputError
+from accelkb.errors import InfeasibleError, InputError
 
 from .calibration import Calibration
 from .shapes import BYTES_PER, embedding_params, kv_precision, output_params, params_per_layer
@@ -154,7 +154,7 @@ def check_layer_fits(working: dict[str, float], chip: ChipSpec, what: str) -> No
 
     Raises
     ------
-    InputError
+    InfeasibleError
         Naming the layer, the bytes and the limit.
     """
     sram = sram_only_capacity(chip)
@@ -163,7 +163,7 @@ def check_layer_fits(working: dict[str, float], chip: ChipSpec, what: str) -> No
     need = sum(working.values())
     if need > sram:
         detail = ", ".join(f"{n} {b / 1e9:.2f} GB" for n, b in working.items())
-        raise InputError(
+        raise InfeasibleError(
             f"configuration does not fit: one layer of {what} needs {need / 1e9:.2f} GB in "
             f"on-chip SRAM at once ({detail}), more than the {sram / 1e9:.2f} GB of "
             f"{chip.name}, which computes only from SRAM (streaming memory is reached by copies "
@@ -237,7 +237,7 @@ def place(items: list[tuple[str, float]], chip: ChipSpec) -> dict[str, dict[str,
     have = sum(t.capacity_bytes for t in chip.memory_tiers)
     if need > have:
         detail = ", ".join(f"{n} {b / 1e9:.2f} GB" for n, b in items if b)
-        raise InputError(f"configuration does not fit: expected at most {have / 1e9:.2f} GB per "
+        raise InfeasibleError(f"configuration does not fit: expected at most {have / 1e9:.2f} GB per "
                          f"chip ({chip.name}), got {need / 1e9:.2f} GB needed ({detail})")
     out: dict[str, dict[str, float]] = {}
     free = [float(t.capacity_bytes) for t in chip.memory_tiers]

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from accelkb.errors import InputError
+from accelkb.errors import InfeasibleError, InputError
 from accelkb.perf import (
     InferenceConfig,
     InferenceEstimate,
@@ -101,8 +101,9 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
 
     Raises
     ------
-    InputError
-        When no layout fits (the message gives the smallest memory shortfall found).
+    InfeasibleError
+        When no layout fits in memory (InputError when none is valid at all); the message gives
+        the last reason found.
     """
     chips = system.chips
     prec = training_precision(system, precision)
@@ -114,6 +115,7 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
     ok: tuple[TrainingEstimate, TrainingConfig] | None = None
     tried = fitted = 0
     last_error = ""
+    short_of_memory = False  # a layout failed for memory: the answer is "no", not bad input
     for tp in tps:
         for pp in _divisors(model.layers):
             if (chips // tp) % pp or pp > chips // tp:
@@ -135,6 +137,7 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
                     est = estimate_training(model, system, cfg)
                 except InputError as exc:
                     last_error = str(exc)
+                    short_of_memory |= isinstance(exc, InfeasibleError)
                     continue
                 fitted += 1
                 if best is None or est.step_time_s < best.step_time_s:
@@ -145,8 +148,7 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
     if ok is not None:
         best, best_cfg = ok
     if best is None or best_cfg is None:
-        raise InputError(f"no training layout of {model.name} fits {system.name} ({chips} chips, "
-                         f"{tried} layouts tried); last reason: {last_error or 'no valid layout'}")
+        raise _none_fits("training", model, system, tried, last_error, short_of_memory)
     return TrainingBaseline(best_cfg, best, tried, fitted)
 
 
@@ -181,6 +183,7 @@ def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int,
     fast = system.levels[0].group_chips
     tried = fitted = 0
     last_error = ""
+    short_of_memory = False  # a layout failed for memory: the answer is "no", not bad input
     for prec in order:
         if prec not in peaks and not (prec == "int8" and "int8" in peaks):
             continue
@@ -203,6 +206,7 @@ def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int,
                     est = estimate_inference(model, system, cfg)
                 except InputError as exc:
                     last_error = str(exc)
+                    short_of_memory |= isinstance(exc, InfeasibleError)
                     continue
                 fitted += 1
                 key = est.decode_s_per_token if goal == "latency" else -est.tokens_per_s
@@ -211,5 +215,13 @@ def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int,
                     best, best_cfg = est, cfg
         if best is not None and best_cfg is not None:
             return InferenceBaseline(best_cfg, best, tried, fitted)
-    raise InputError(f"no inference layout of {model.name} fits {system.name} ({chips} chips, "
-                     f"{tried} layouts tried); last reason: {last_error or 'no valid layout'}")
+    raise _none_fits("inference", model, system, tried, last_error, short_of_memory)
+
+
+def _none_fits(phase: str, model: ModelSpec, system: SystemSpec, tried: int, last_error: str,
+               short_of_memory: bool) -> InputError:
+    """The error of a layout search that found nothing: :class:`InfeasibleError` (a negative
+    answer, exit 1) where layouts failed for memory, else :class:`InputError`."""
+    kind = InfeasibleError if short_of_memory else InputError
+    return kind(f"no {phase} layout of {model.name} fits {system.name} ({system.chips} chips, "
+                f"{tried} layouts tried); last reason: {last_error or 'no valid layout'}")

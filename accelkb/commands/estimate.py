@@ -19,7 +19,7 @@ from typing import Any
 
 from accelkb.commands._cost import add_cost_options
 from accelkb.commands._knowledge import CHIPS_HELP, add_data_option, knowledge
-from accelkb.errors import InputError
+from accelkb.errors import EXIT_NEGATIVE, InfeasibleError, InputError
 from accelkb.jsonio import dumps_strict
 from accelkb.perf.uncertainty import foreign_by_vendors
 
@@ -150,9 +150,21 @@ def _cost_lines(cost: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the command with the user's ``--data`` files active; returns the exit code."""
+    """Run the command with the user's ``--data`` files active; returns the exit code. A layout
+    that does not fit is a negative answer (exit 1): with ``--json`` it is also said on stdout
+    as ``{"status": "INFEASIBLE", "reason": ...}``, so a script reads a result, not nothing."""
     with knowledge(args):
-        return _run(args)
+        try:
+            return _run(args)
+        except InfeasibleError as exc:
+            if not args.json:
+                raise  # the CLI says it on stderr and exits 1
+            sys.stdout.write(dumps_strict({
+                "status": "INFEASIBLE", "reason": str(exc), "model": args.model,
+                "system": args.system, "phase": args.phase, "parallel": args.parallel,
+                "chips": args.chips}, indent=2, sort_keys=True) + "\n")
+            sys.stderr.write(f"accelkb estimate: infeasible: {exc}\n")
+            return EXIT_NEGATIVE
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -246,7 +246,6 @@ def test_cli_inference_human(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     (["--parallel", "tp=3"], "expected tp to divide"),
     (["--parallel", "gbs=-4"], "global_batch"),
     (["--chips", "0"], "positive"),
-    (["--parallel", "tp=1,pp=1,dp=1,mb=64,gbs=64"], "does not fit"),
 ])
 def test_cli_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                args: list[str], message: str) -> None:
@@ -254,6 +253,16 @@ def test_cli_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
     rc = main(["estimate", "training", "--model", m, "--system", s, *args])
     err = capsys.readouterr().err
     assert rc == 2 and message in err and "Traceback" not in err
+
+
+def test_cli_layout_that_does_not_fit_exits_1(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # a well-formed layout the memory cannot hold is a negative answer, not bad input
+    m, s = _files(tmp_path)
+    rc = main(["estimate", "training", "--model", m, "--system", s,
+               "--parallel", "tp=1,pp=1,dp=1,mb=64,gbs=64"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "infeasible: configuration does not fit" in err and "Traceback" not in err
 
 
 def test_cli_unknown_model_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
