@@ -2,7 +2,9 @@
 
 Every error a user can cause is an :class:`InputError` (CLI exit code 2). Messages say what was
 expected, what was got and where. A negative answer (e.g. an infeasible configuration) is not an
-error: it is a result with a status, and the CLI exits 1 for it.
+error: it is a result with a status, and the CLI exits 1 for it; where an estimate cannot return
+one (a layout its chips cannot hold) it raises :class:`InfeasibleError`, which the CLI also
+answers with 1.
 """
 
 from __future__ import annotations
