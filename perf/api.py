@@ -21,7 +21,7 @@ from typing import Any, cast
 
 import pydantic
 
-from accelkb.errors import InputError
+from accelkb.errors import InfeasibleError, InputError
 from accelkb.jsonio import strict_json
 
 from . import inference, training
@@ -235,6 +235,7 @@ def estimate_training(
     train_tokens: float | None = None,
     calibration: Calibration | None = None,
     with_uncertainty: bool = False,
+    search_micro_batch: bool = False,
 ) -> TrainingEstimate:
     """Estimate one training step; see :class:`TrainingEstimate` for the outputs.
 
@@ -250,12 +251,19 @@ def estimate_training(
         If given, also report the time and energy to train this many tokens.
     with_uncertainty
         Also give each headline figure its interval and sensitivity (about 20 more estimates).
+    search_micro_batch
+        The micro-batch is not the user's: take the fastest of those dividing each replica's
+        share of the global batch that fit (:func:`fastest_micro_batch`), and say so in
+        ``layout_note``. The command line does this when ``mb`` is not given: the default of
+        one sequence leaves a 197-token ViT micro-batch to kernel launches (25x slower).
 
     Raises
     ------
     InputError
-        For unknown names, invalid layouts (tp not dividing heads, negative batch) or a
-        configuration that does not fit in memory.
+        For unknown names or invalid layouts (tp not dividing heads, negative batch).
+    InfeasibleError
+        For a configuration that does not fit in memory (with ``search_micro_batch``: at no
+        micro-batch).
     """
     m = resolve_model(model)
     s = resolve_system(system, chips)
@@ -263,7 +271,11 @@ def estimate_training(
     if train_tokens is not None and train_tokens <= 0:
         raise InputError(f"expected a positive number of tokens to train, got {train_tokens}")
     cal = calibration or load_calibration()
-    est = training.estimate(m, s, cfg, cal, train_tokens)
+    if search_micro_batch:
+        est = fastest_micro_batch(m, s, cfg, cal, train_tokens)
+        cfg = est.config
+    else:
+        est = training.estimate(m, s, cfg, cal, train_tokens)
     if not with_uncertainty:
         return est
 
@@ -271,6 +283,43 @@ def estimate_training(
         return training.estimate(m, system, cfg, c, train_tokens).model_dump()
     ranges, foreign = uncertainty(est.model_dump(), "training", rerun, s, cal)
     return est.model_copy(update={"uncertainty": ranges, "foreign_constants": foreign})
+
+
+def fastest_micro_batch(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig,
+                        cal: Calibration, train_tokens: float | None = None) -> TrainingEstimate:
+    """The fastest estimate of ``cfg`` over the micro-batches that divide each data-parallel
+    replica's share of the global batch and fit, its ``layout_note`` saying how it was chosen.
+
+    Raises
+    ------
+    InputError
+        For a layout invalid whatever the micro-batch (the first such error, unchanged).
+    InfeasibleError
+        When no micro-batch fits: the error of the smallest.
+    """
+    dp = cfg.dp if cfg.dp is not None else max(1, system.chips // (cfg.tp * cfg.pp))
+    if cfg.global_batch % dp:  # no micro-batch helps: the estimate's own message says why
+        return training.estimate(model, system, cfg, cal, train_tokens)
+    share = cfg.global_batch // dp
+    options = [b for b in range(1, share + 1) if share % b == 0]
+    best: TrainingEstimate | None = None
+    first: InfeasibleError | None = None
+    for mb in options:
+        try:
+            est = training.estimate(model, system, cfg.model_copy(update={"micro_batch": mb}),
+                                    cal, train_tokens)
+        except InfeasibleError as exc:
+            first = first or exc
+            continue
+        if best is None or est.step_time_s < best.step_time_s:
+            best = est
+    if best is None:
+        raise first or InfeasibleError(f"no micro-batch of {cfg.global_batch} fits")
+    tried = ", ".join(map(str, options)) if len(options) <= 8 else \
+        f"{', '.join(map(str, options[:4]))}, ... {options[-1]}"
+    return best.model_copy(update={"layout_note": (
+        f"micro-batch {best.config.micro_batch}: not given, so the fastest that fits of the "
+        f"{len(options)} dividing each replica's {share} sequences ({tried})")})
 
 
 def estimate_inference(

@@ -109,6 +109,8 @@ class TrainingEstimate(WithUncertainty):
     system: str = Field(description="system name")
     chips: int = Field(description="chips used (tp x pp x dp)")
     config: TrainingConfig = Field(description="the configuration estimated")
+    layout_note: str | None = Field(default=None, description="how the parts of the layout the "
+                                    "user did not give were chosen (None: as given)")
     step_time_s: float = Field(description="time of one optimizer step, s")
     elementwise_s: float = Field(default=0.0, description="of compute and recompute, the "
                                  "device time of the elementwise passes (norms, activations, "

@@ -74,6 +74,12 @@ def _human(data: dict[str, Any], phase: str) -> str:
             f" ({data['config']['chosen']})"
         keys = ["step_time_s", "samples_per_s", "joules_per_sample", "working_set_bytes"]
     elif phase == "training":
+        cfg = dict(data["config"])
+        cfg["dp"] = cfg.get("dp") or data["chips"] // (cfg["tp"] * cfg["pp"])
+        lines[0] += ": " + ", ".join(f"{k}={cfg[k]}" for k in (
+            "tp", "pp", "dp", "micro_batch", "global_batch", "recompute", "zero"))
+        if data.get("layout_note"):
+            lines.append(f"  layout: {data['layout_note']}")
         keys = ["step_time_s", "tokens_per_s", "mfu", "hfu", "model_flops_per_s_per_chip",
                 "time_to_train_s", "joules_per_token"]
     else:
@@ -149,6 +155,14 @@ def _cost_lines(cost: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _no_micro_batch(parallel: str | None) -> bool:
+    """Whether the user's layout leaves the micro-batch out (then it is searched, as for a
+    convolutional network: a default of one sequence is nobody's layout)."""
+    from accelkb.perf.api import parse_parallel
+
+    return "micro_batch" not in parse_parallel(parallel or "")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the command with the user's ``--data`` files active; returns the exit code. A layout
     that does not fit is a negative answer (exit 1): with ``--json`` it is also said on stdout
@@ -183,7 +197,8 @@ def _run(args: argparse.Namespace) -> int:
                                   with_uncertainty=True)
     elif args.phase == "training":
         est = estimate_training(args.model, args.system, args.parallel, chips=args.chips,
-                                train_tokens=args.tokens, with_uncertainty=True)
+                                train_tokens=args.tokens, with_uncertainty=True,
+                                search_micro_batch=_no_micro_batch(args.parallel))
     else:
         if args.tokens is not None:
             raise InputError("expected --tokens only with 'training', got it with 'inference'")
