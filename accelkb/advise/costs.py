@@ -108,18 +108,46 @@ def _price_words(quote: Any, hour: Any) -> str:
 def cost_rows(kb: KnowledgeBase, system: str, base: Estimate, phase: str,
               comparisons: list[Comparison], overrides: Overrides = NO_OVERRIDES,
               api: Workload | None = None) -> list[CostRow]:
-    """This system's row first, then one per compared system that has an estimate, priced by
-    the same kind of price as this system where they have one (a purchase against a purchase,
-    a cloud rate against a cloud rate).
+    """This system's row first, then one per compared system that has an estimate, all priced
+    by the kind of price most of them have (:func:`common_kind`: a purchase against a purchase,
+    a cloud rate against a cloud rate), so which system is named first does not change which is
+    cheaper.
 
     ``overrides.price`` prices this system only; the facility figures apply to every row. With
     ``api`` (inference), a system with no price of its own is priced by the newest API price of
     the model served on its chip, marked as a market price."""
-    me = cost_row(kb, system, base, phase, overrides=overrides, api=api)
-    prefer = me.price_kind if me.price_kind in ("cloud", "purchase") else "cloud"
+    prefer = common_kind(kb, [system, *(c.system for c in comparisons if c.estimate is not None)],
+                         api)
+    me = cost_row(kb, system, base, phase, prefer, overrides=overrides, api=api)
     others = Overrides(None, overrides.kwh_price, overrides.pue)
     return [me] + [cost_row(kb, c.system, c.estimate, phase, prefer, others, api)
                    for c in comparisons if c.estimate is not None]
+
+
+def common_kind(kb: KnowledgeBase, systems: list[str], api: Workload | None = None) -> str:
+    """The kind of price (cloud or purchase) that the most of ``systems`` have a quote of, a tie
+    going to 'purchase' (the owner's cost, the TCO a buyer compares; a cloud rate adds a
+    provider's hosts, margin and idle time); each row then takes it where it has one and falls
+    back to the other kind (:func:`like_for_like` says so). A system with neither counts for
+    'cloud' where an API price of ``api``'s model prices it (both are market prices), else not
+    at all.
+
+    The same answer whichever system comes first: before, a compared system took the first
+    system's kind, so naming an IPU-POD64 first priced a DGX H100 by purchase (cheapest of the
+    two) and naming the DGX H100 first priced it by cloud rate (2.5x the IPU's cost)."""
+    from accelkb.perf.cost.from_kb import system_quotes
+
+    count = {"cloud": 0, "purchase": 0}
+    for name in systems:
+        try:
+            kinds = {str(q.kind) for q in system_quotes(name, kb)} & set(count)
+        except InputError:
+            continue
+        if not kinds and _market(kb, name, api) is not None:
+            kinds = {"cloud"}
+        for kind in count:
+            count[kind] += kind in kinds
+    return "purchase" if count["purchase"] >= count["cloud"] else "cloud"
 
 
 def like_for_like(rows: list[CostRow]) -> str:

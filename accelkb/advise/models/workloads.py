@@ -30,7 +30,7 @@ from rdflib import RDF, Literal, URIRef
 
 from accelkb.advise import parts
 from accelkb.advise.advice import Estimate, OtherWorkload
-from accelkb.advise.costs import cost_row
+from accelkb.advise.costs import common_kind, cost_row
 from accelkb.advise.models.sizes import SoftwareLever, best_software
 from accelkb.advise.plan.commands import parallel_text
 from accelkb.errors import InputError
@@ -77,12 +77,15 @@ def workload_facts(kb: KnowledgeBase, name: str) -> dict[str, Any]:
 def other_workloads(kb: KnowledgeBase, workloads: Sequence[dict[str, Any]],
                     systems: Sequence[tuple[str, SystemSpec]],
                     software: Sequence[SoftwareLever] = ()) -> list[OtherWorkload]:
-    """One row per (workload, system); the first system is the report's own and gets levers."""
+    """One row per (workload, system); the first system is the report's own and gets levers.
+    Every row is priced by the kind of price most systems have
+    (:func:`accelkb.advise.costs.common_kind`)."""
     out = []
+    prefer = common_kind(kb, [name for name, _ in systems])
     for wl in workloads:
         for i, (name, spec) in enumerate(systems):
             row = (_dense_row if wl["dense"] else _transformer_row)(kb, wl, name, spec,
-                                                                   i == 0, software)
+                                                                   i == 0, software, prefer)
             text, same = _measured(kb, wl, name, spec.chips)
             out.append(row.model_copy(update={"measured": text, "measured_s": same}))
     return out
@@ -112,7 +115,8 @@ def _measured(kb: KnowledgeBase, wl: dict[str, Any], system: str, chips: int
 
 
 def _transformer_row(kb: KnowledgeBase, wl: dict[str, Any], name: str, spec: SystemSpec,
-                     own: bool, software: Sequence[SoftwareLever]) -> OtherWorkload:
+                     own: bool, software: Sequence[SoftwareLever], prefer: str
+                     ) -> OtherWorkload:
     model = workload_model_spec(wl["iri"], kb=kb)
     head = {"workload": wl["name"], "model": wl["model"], "system": name, "chips": spec.chips}
     try:
@@ -139,11 +143,11 @@ def _transformer_row(kb: KnowledgeBase, wl: dict[str, Any], name: str, spec: Sys
         time_to_train_s=est.time_to_train_s,
         samples_per_joule=1.0 / (est.joules_per_token * seq) if est.joules_per_token else None,
         working_set_bytes=est.layer_working_set_bytes, sram_bytes=est.sram_bytes,
-        levers=levers), est)
+        levers=levers), est, prefer)
 
 
 def _dense_row(kb: KnowledgeBase, wl: dict[str, Any], name: str, spec: SystemSpec, own: bool,
-               _software: Sequence[SoftwareLever]) -> OtherWorkload:
+               _software: Sequence[SoftwareLever], prefer: str) -> OtherWorkload:
     work = dense_spec(wl["model"], kb=kb)
     cal = load_calibration()
     precision = wl["precision"] or "fp16"
@@ -170,7 +174,7 @@ def _dense_row(kb: KnowledgeBase, wl: dict[str, Any], name: str, spec: SystemSpe
         time_to_train_s=run_s,
         samples_per_joule=dense.samples_per_s / power if power else None,
         working_set_bytes=dense.working_set_bytes, sram_bytes=sram_only_capacity(spec.chip),
-        levers=levers), est)
+        levers=levers), est, prefer)
 
 
 def _dense_levers(work: DenseWorkload, spec: SystemSpec, gbs: int, cal: Any, precision: str,
@@ -193,8 +197,9 @@ def _dense_levers(work: DenseWorkload, spec: SystemSpec, gbs: int, cal: Any, pre
     return [f"{text}: {gain:.2f}x" for gain, text in sorted(out, reverse=True)[:3]]
 
 
-def _with_cost(kb: KnowledgeBase, row: OtherWorkload, est: Estimate) -> OtherWorkload:
-    cost = cost_row(kb, row.system, est, "training")
+def _with_cost(kb: KnowledgeBase, row: OtherWorkload, est: Estimate, prefer: str
+               ) -> OtherWorkload:
+    cost = cost_row(kb, row.system, est, "training", prefer)
     return row.model_copy(update={"usd_to_train": cost.usd_to_train,
                                   "usd_to_train_low": cost.usd_to_train_low,
                                   "usd_to_train_high": cost.usd_to_train_high})

@@ -1,0 +1,51 @@
+"""A comparison's costs do not depend on which system is named first (from an audit): a compared
+system took the first system's kind of price, so `--system ipu-pod64 --compare dgx-h100` priced
+the DGX H100 by purchase ($9.26/h, the cheaper of the two) and the same comparison the other way
+round priced it by cloud rate ($0.255 per M tokens, 2.5x the IPU's)."""
+
+from __future__ import annotations
+
+import pytest
+
+from accelkb.advise.advice import Comparison, Estimate
+from accelkb.advise.costs import common_kind, cost_rows, like_for_like
+from accelkb.ontology.kb import KnowledgeBase
+from accelkb.perf.cost.from_kb import system_quotes
+from accelkb.perf.from_kb import default_kb
+
+
+@pytest.fixture(scope="module")
+def kb() -> KnowledgeBase:
+    return default_kb()
+
+
+def _est(chips: int, tokens_per_s: float, power_w: float) -> Estimate:
+    return Estimate(configuration={}, chips=chips, time_s=1.0, tokens_per_s=tokens_per_s,
+                    mfu=0.4, memory_per_chip_bytes={}, breakdown_s={"compute": 1.0},
+                    joules_per_token=power_w / tokens_per_s, power_w=power_w,
+                    time_to_train_s=1e6)
+
+
+def test_the_kind_most_systems_have_whichever_comes_first(kb: KnowledgeBase) -> None:
+    ipu = {q.kind for q in system_quotes("ipu-pod64", kb)}
+    h100 = {q.kind for q in system_quotes("dgx-h100", kb)}
+    assert ipu == {"purchase"} and {"cloud", "purchase"} <= h100  # the premise of the bug
+    assert common_kind(kb, ["ipu-pod64", "dgx-h100"]) == "purchase"
+    assert common_kind(kb, ["dgx-h100", "ipu-pod64"]) == "purchase"
+    assert common_kind(kb, ["dgx-h100"]) == "purchase"  # a tie: the owner's cost
+    assert common_kind(kb, ["dgx-h100", "dgx-a100"]) == "cloud"
+    # q1's comparison: two IPU-PODs (purchase only), a DGX A100 (cloud only), a DGX H100 (both)
+    assert {q.kind for q in system_quotes("dgx-a100", kb)} == {"cloud"}
+    assert common_kind(kb, ["dgx-a100", "ipu-pod16", "dgx-h100", "ipu-pod64"]) == "purchase"
+
+
+def test_each_system_costs_the_same_in_either_order(kb: KnowledgeBase) -> None:
+    ipu, h100 = _est(64, 3.0e5, 15_000.0), _est(8, 3.2e5, 8_000.0)
+    one = cost_rows(kb, "ipu-pod64", ipu, "training", [Comparison(system="dgx-h100", chips=8,
+                                                                  estimate=h100)])
+    two = cost_rows(kb, "dgx-h100", h100, "training", [Comparison(system="ipu-pod64", chips=64,
+                                                                  estimate=ipu)])
+    by_one = {r.system: r.usd_per_million_tokens for r in one}
+    by_two = {r.system: r.usd_per_million_tokens for r in two}
+    assert by_one == by_two and all(by_one.values())
+    assert {r.price_kind for r in one} == {"purchase"} and like_for_like(one) == ""
