@@ -147,9 +147,11 @@ def facility(kb: KnowledgeBase | None = None) -> Facility | None:
 
 def market(quotes: list[PriceQuote], kind: str = "cloud"
            ) -> tuple[PriceQuote, float, float, str] | None:
-    """The market for ``kind`` prices: each provider's newest quote, the one with the median
-    rate per chip-hour, the lowest and highest rates per chip-hour, and a line saying so.
-    None with fewer than two providers (a single quote has no market spread)."""
+    """The market for ``kind`` prices: each provider's newest quote, the median rate per
+    chip-hour as a quote for one chip (an 8-GPU instance's rate priced one GPU of a DGX H100 at
+    the whole instance's $49/h while its range went down to $3.20), the lowest and highest rates
+    per chip-hour, and a line saying so. None with fewer than two providers (a single quote has
+    no market spread)."""
     newest: dict[str, PriceQuote] = {}
     for q in quotes:  # newest first
         if q.kind == kind and q.usd_per_hour is not None and q.provider not in newest:
@@ -159,7 +161,9 @@ def market(quotes: list[PriceQuote], kind: str = "cloud"
     ranked = sorted(newest.values(), key=lambda q: (q.usd_per_hour or 0) / (q.chips or 1))
     rates = [(q.usd_per_hour or 0) / (q.chips or 1) for q in ranked]
     mid = ranked[len(ranked) // 2]
-    if len(ranked) % 2 == 0:  # the median of an even count is between the two middle quotes
+    if len(ranked) % 2:  # the median rate per chip-hour, so any chip count is priced alike
+        mid = mid.model_copy(update={"chips": 1, "usd_per_hour": rates[len(rates) // 2]})
+    else:  # the median of an even count is between the two middle quotes
         low_mid = ranked[len(ranked) // 2 - 1]
         order = ("Low", "Medium", "High")
         mid = PriceQuote(

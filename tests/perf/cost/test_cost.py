@@ -153,3 +153,15 @@ def test_the_median_of_an_even_market_lies_between_its_middle_quotes() -> None:
     assert (low, high) == pytest.approx((2.79, 3.43)) and mid.confidence == "Medium"
     three = market([*quotes, PriceQuote(kind="cloud", provider="C", chips=1, usd_per_hour=5.0)])
     assert three is not None and three[0].provider == "B"
+
+
+def test_the_market_prices_any_chip_count_per_chip(capsys: pytest.CaptureFixture[str]) -> None:
+    """An odd market's median was one provider's 8-GPU instance, so one GPU of a DGX H100 cost
+    the whole instance ($49.24/h) while its range went down to $3.20 (from an audit)."""
+    one = _estimate(capsys, "inference", "--model", "llama3.1-8b", "--system", "dgx-h100",
+                    "--chips", "1", "--parallel", "tp=1")["cost"]["usd_per_hour"]
+    eight = _estimate(capsys, "inference", "--model", "llama2-70b", "--system", "dgx-h100",
+                      "--parallel", "tp=8")["cost"]["usd_per_hour"]
+    assert one["usd"] == pytest.approx(eight["usd"] / 8)
+    assert one["low"] < one["usd"] < one["high"]
+    assert one["high"] == pytest.approx(eight["high"] / 8)
