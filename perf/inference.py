@@ -117,6 +117,10 @@ class InferenceEstimate(WithUncertainty):
                                     "scales by activity (which knowledge-base property)")
     joules_per_token: float | None = Field(description="energy per generated token, J "
                                            "(decode)")
+    end_to_end_joules_per_token: float | None = Field(
+        default=None, description="energy per generated token with the prefill's, J: prefill "
+        "at its own activity plus every decode step, over batch x output_len tokens (the basis "
+        "of end_to_end_tokens_per_s, which cost is priced on)")
     collectives: SkipValidation[dict[str, CollectiveTiming]] = Field(
         default_factory=dict, description="each collective of the estimate by role (decode_tp_"
         "all_reduce, decode_pipeline_hop, prefill_...): its time and source (schedule or "
@@ -254,6 +258,13 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
               "latency": lat_part}
     activity = useful / chips / (peak * cal.matmul_efficiency)
     power, power_basis = run_power(system, chips, activity, cal)
+    prefill_flops = forward_flops_per_token(model, cfg.prompt_len // 2) * b * cfg.prompt_len
+    p_power, _ = run_power(system, chips, prefill_flops / max(prefill, 1e-12) / chips
+                           / (peak * cal.matmul_efficiency), cal)
+    # one request's window: its prefill at the prefill's power (pipelined, the pp batches'
+    # prefills each hold a stage for prefill / pp), then decode at the decode's power
+    request_j = None if power is None or p_power is None else \
+        p_power * prefill + power * (latency - prefill)
     return InferenceEstimate(
         model=model.name, system=system.name, chips=chips, config=cfg, ttft_s=prefill,
         decode_s_per_token=decode, tokens_per_s_per_user=1.0 / decode, tokens_per_s=tokens_per_s,
@@ -268,6 +279,8 @@ def _estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
         memory_breakdown_bytes={"weights": weights, "kv_cache": kv}, placement=placement,
         power_w=power, power_basis=power_basis,
         joules_per_token=None if power is None else power / tokens_per_s,
+        end_to_end_joules_per_token=None if request_j is None
+        else request_j / (b * concurrent * cfg.output_len),
         collectives=coll,
     )
 

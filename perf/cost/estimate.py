@@ -116,7 +116,9 @@ def cost_of(estimate: dict[str, Any], phase: str, system: str, chips: int,
                       basis=[line, *[b for b in hour.basis if not b.startswith("range x/÷")]])
     rate_key = "tokens_per_s" if phase == "training" else "end_to_end_tokens_per_s"
     tokens = per_million_tokens(hour, float(estimate[rate_key]))
-    jpt = estimate.get("joules_per_token")
+    # inference is priced per token end to end (prefill included): its energy on that basis too
+    jpt = (estimate.get("end_to_end_joules_per_token") if phase != "training" else None) \
+        or estimate.get("joules_per_token")
     pue_used = fac.pue if fac is not None else 1.0
     energy_basis = (f"average power {power:,.4g} W of the chips used x PUE {pue_used:g}"
                     if power else "no power figure for the system")

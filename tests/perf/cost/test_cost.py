@@ -62,9 +62,10 @@ def test_a_cloud_rate_prices_whole_instances_and_tokens(prices: str,
     assert cost["usd_per_hour"]["low"] == pytest.approx(80 / 1.2)  # Medium confidence
     per = 80.0 / (out["end_to_end_tokens_per_s"] * 3600) * 1e6
     assert cost["usd_per_million_tokens"]["usd"] == pytest.approx(per)
-    assert cost["kwh_per_million_tokens"] == pytest.approx(out["joules_per_token"] * 1.5 / 3.6)
+    jpt = out["end_to_end_joules_per_token"]  # priced per token end to end: energy too
+    assert cost["kwh_per_million_tokens"] == pytest.approx(jpt * 1.5 / 3.6)
     assert cost["facility"]["pue"] == 1.5  # the file's facility, read before the bundled one
-    assert cost["tokens_per_joule"] == pytest.approx(1 / out["joules_per_token"])
+    assert cost["tokens_per_joule"] == pytest.approx(1 / jpt)
     assert any("Cloud, x8, us, 2026-11-01" in b for b in cost["usd_per_hour"]["basis"])
 
 
@@ -165,3 +166,20 @@ def test_the_market_prices_any_chip_count_per_chip(capsys: pytest.CaptureFixture
     assert one["usd"] == pytest.approx(eight["usd"] / 8)
     assert one["low"] < one["usd"] < one["high"]
     assert one["high"] == pytest.approx(eight["high"] / 8)
+
+
+def test_inference_energy_is_priced_on_the_tokens_cost_is(capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    """Cost counted the prefill's time (end-to-end tokens/s) and energy did not (decode only):
+    at batch 256 with 2,048-token prompts the kWh per million tokens was 4x too low next to the
+    dollars of the same run (from an audit)."""
+    out = _estimate(capsys, "inference", "--model", "llama2-70b", "--system", "dgx-h100",
+                    "--parallel", "tp=8,batch=256,in=2048,out=256")
+    decode, e2e = out["joules_per_token"], out["end_to_end_joules_per_token"]
+    slower = out["tokens_per_s"] / out["end_to_end_tokens_per_s"]
+    assert slower > 3 and e2e > decode * slower * 0.9  # the prefill's seconds carry its joules
+    assert out["cost"]["tokens_per_joule"] == pytest.approx(1 / e2e)
+    short = _estimate(capsys, "inference", "--model", "llama2-70b", "--system", "dgx-h100",
+                      "--parallel", "tp=8,batch=1,in=8,out=512")
+    assert short["end_to_end_joules_per_token"] == pytest.approx(short["joules_per_token"],
+                                                                 rel=0.02)
