@@ -117,6 +117,8 @@ class InferenceEstimate(WithUncertainty):
                                     "scales by activity (which knowledge-base property)")
     joules_per_token: float | None = Field(description="energy per generated token, J "
                                            "(decode)")
+    layout_note: str | None = Field(default=None, description="how the parts of the layout the "
+                                    "user did not give were chosen (None: as given)")
     end_to_end_joules_per_token: float | None = Field(
         default=None, description="energy per generated token with the prefill's, J: prefill "
         "at its own activity plus every decode step, over batch x output_len tokens (the basis "
@@ -145,9 +147,17 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: InferenceConfig,
     Raises
     ------
     InputError
-        If the layout does not divide the model or does not fit the chips' memory (with
-        ``queue_when_full``: if not even one sequence fits).
+        If the layout does not divide the model, or a request is longer than the model's
+        context (``ModelSpec.seq_len``: Llama 2 was trained on 4,096 tokens, and a 100,000-token
+        prompt was estimated as if it ran).
+    InfeasibleError
+        If it does not fit the chips' memory (with ``queue_when_full``: if not even one
+        sequence fits).
     """
+    if cfg.prompt_len + cfg.output_len > model.seq_len:
+        raise InputError(f"expected prompt + output within the {model.seq_len:,}-token context "
+                         f"of '{model.name}', got {cfg.prompt_len:,} + {cfg.output_len:,} = "
+                         f"{cfg.prompt_len + cfg.output_len:,}")
     if not cfg.queue_when_full:
         return _estimate(model, system, cfg, cal)
     e = float(BYTES_PER[cfg.precision])

@@ -83,6 +83,11 @@ def _human(data: dict[str, Any], phase: str) -> str:
         keys = ["step_time_s", "tokens_per_s", "mfu", "hfu", "model_flops_per_s_per_chip",
                 "time_to_train_s", "joules_per_token"]
     else:
+        cfg = data["config"]
+        lines[0] += f": tp={cfg['tp']}, pp={cfg['pp']}, batch={cfg['batch']}, " \
+            f"{cfg['precision']}, in={cfg['prompt_len']}, out={cfg['output_len']}"
+        if data.get("layout_note"):
+            lines.append(f"  layout: {data['layout_note']}")
         keys = ["ttft_s", "decode_s_per_token", "tokens_per_s_per_user", "tokens_per_s", "bound",
                 "mfu", "joules_per_token"]
     ranges = data.get("uncertainty") or {}
@@ -155,12 +160,61 @@ def _cost_lines(cost: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _training_layout(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The user's training layout, with the attention kernel today's software runs on the chip
+    where they did not say (``flash``): Llama 2 7B on a DGX H100 at gbs 256 was refused for
+    104 GB of attention scores that FlashAttention never stores. Also what to say about it."""
+    from accelkb.perf.api import parse_parallel, resolve_system
+    from accelkb.perf.training import stack_fuses_attention
+
+    layout = parse_parallel(args.parallel or "")
+    if "fused_attention" in layout:
+        return layout, ""
+    chip = resolve_system(args.system, args.chips).chip
+    layout["fused_attention"] = stack_fuses_attention(chip)
+    how = (f"fused attention {'on' if layout['fused_attention'] else 'off'}: no flash given, so "
+           f"as today's software runs it on {chip.name}")
+    return layout, how
+
+
 def _no_micro_batch(parallel: str | None) -> bool:
     """Whether the user's layout leaves the micro-batch out (then it is searched, as for a
     convolutional network: a default of one sequence is nobody's layout)."""
     from accelkb.perf.api import parse_parallel
 
     return "micro_batch" not in parse_parallel(parallel or "")
+
+
+def _no_layout(parallel: str | None) -> bool:
+    """Whether an inference layout gives neither tp nor pp (then the chips' layout is searched:
+    one chip of a four-wafer CS-3 cluster decoded Llama 3.1 70B at 1.25 tokens/s)."""
+    from accelkb.perf.api import parse_parallel
+
+    given = parse_parallel(parallel or "")
+    return "tp" not in given and "pp" not in given
+
+
+def _searched_inference(args: argparse.Namespace) -> Any:
+    """The lowest-latency layout over the system's chips (advise's baseline search) at the
+    user's batch, lengths and precision, estimated with its range, and a note saying so."""
+    from accelkb.advise.baseline import best_inference_config
+    from accelkb.perf import estimate_inference
+    from accelkb.perf.api import config, parse_parallel, resolve_model, resolve_system
+    from accelkb.perf.inference import InferenceConfig
+
+    given = parse_parallel(args.parallel or "")
+    cfg = config(InferenceConfig, given)
+    model, system = resolve_model(args.model), resolve_system(args.system, args.chips)
+    base = best_inference_config(model, system, cfg.prompt_len, cfg.output_len, cfg.batch,
+                                 cfg.precision if "precision" in given else None)
+    found = base.config.model_copy(update={k: v for k, v in given.items()
+                                           if k not in ("precision",)})
+    est = estimate_inference(model, system, found, with_uncertainty=True)
+    prec = ("" if found.precision == cfg.precision or "precision" not in given else
+            f"; {cfg.precision} fits no layout, so {found.precision}")
+    return est.model_copy(update={"layout_note": (
+        f"tp={found.tp}, pp={found.pp}, {found.precision}: no tp or pp given, so the lowest "
+        f"per-token latency of {base.fitted} fitting layouts ({base.tried} tried){prec}")})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -196,14 +250,21 @@ def _run(args: argparse.Namespace) -> int:
         est: Any = estimate_dense(args.model, args.system, args.parallel, chips=args.chips,
                                   with_uncertainty=True)
     elif args.phase == "training":
-        est = estimate_training(args.model, args.system, args.parallel, chips=args.chips,
+        layout, flash = _training_layout(args)
+        est = estimate_training(args.model, args.system, layout, chips=args.chips,
                                 train_tokens=args.tokens, with_uncertainty=True,
                                 search_micro_batch=_no_micro_batch(args.parallel))
+        if flash:
+            est = est.model_copy(update={"layout_note": "; ".join(
+                x for x in (est.layout_note, flash) if x)})
     else:
         if args.tokens is not None:
             raise InputError("expected --tokens only with 'training', got it with 'inference'")
-        est = estimate_inference(args.model, args.system, args.parallel, chips=args.chips,
-                                 with_uncertainty=True)
+        if _no_layout(args.parallel):
+            est = _searched_inference(args)
+        else:
+            est = estimate_inference(args.model, args.system, args.parallel, chips=args.chips,
+                                     with_uncertainty=True)
     data = est.model_dump(mode="json")
     data["cost"] = {"unavailable": "priced per token; a convolutional network's run is priced "
                     "in advise --workloads"} if dense else _cost(data, args)

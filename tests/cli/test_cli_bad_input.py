@@ -158,7 +158,8 @@ def test_no_answer_within_the_limit_is_exit_3_not_infeasible(
     code = main(["configure", "--model", "gpt3-175b", "--system", "dgx-a100-superpod",
                  "--chips", "1024", "--timeout", "0.001", "--json"])
     out = json.loads(capsys.readouterr().out)
-    assert (code, out["status"]) == (3, "UNKNOWN")
+    # within 1 ms the search may or may not have met a first layout: never a "no" either way
+    assert (code, out["status"]) in ((3, "UNKNOWN"), (0, "FEASIBLE"))
 
 
 def test_a_schedule_that_fails_its_check_is_a_bug_not_a_no(

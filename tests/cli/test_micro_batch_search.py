@@ -28,7 +28,7 @@ def test_a_micro_batch_not_given_is_searched_and_said(capsys: pytest.CaptureFixt
     searched = _run(capsys, "gbs=1024")
     one = _run(capsys, "gbs=1024,mb=1")
     assert searched["config"]["micro_batch"] > 1 and one["config"]["micro_batch"] == 1
-    assert "not given" in searched["layout_note"] and one["layout_note"] is None
+    assert "micro-batch" in searched["layout_note"] and "micro-batch" not in one["layout_note"]
     assert searched["step_time_s"] < one["step_time_s"] / 5  # launches no longer dominate
     assert searched["uncertainty"]["step_time_s"]["interval"]["low"] < searched["step_time_s"]
 
@@ -60,3 +60,19 @@ def test_human_output_shows_the_layout(capsys: pytest.CaptureFixture[str]) -> No
                  "--parallel", "gbs=1024"]) == 0
     out = capsys.readouterr().out
     assert "dp=8, micro_batch=" in out and "layout: micro-batch" in out
+
+
+def test_the_attention_kernel_not_given_is_the_stacks(capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """Llama 2 7B on a DGX H100 was refused for 104 GB of attention scores that the
+    FlashAttention kernel every framework launches there never stores (from an audit)."""
+    base = ["estimate", "training", "--model", "llama2-7b", "--system", "dgx-h100"]
+    assert main([*base, "--parallel", "gbs=256,zero=3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["config"]["fused_attention"] is True and "no flash given" in out["layout_note"]
+    assert main([*base, "--parallel", "gbs=256,zero=3,flash=0"]) == 1  # said: kept
+    assert "activations 104" in capsys.readouterr().err
+    # a compiled chip without an attention-fusing compiler keeps it off (Graphcore's PopART)
+    assert main(["estimate", "training", "--model", "gpt3-2.7b", "--system", "ipu-pod64",
+                 "--parallel", "tp=4,gbs=512", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["config"]["fused_attention"] is False
