@@ -160,21 +160,22 @@ def _cost_lines(cost: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _training_layout(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+def _training_layout(args: argparse.Namespace) -> tuple[str, str]:
     """The user's training layout, with the attention kernel today's software runs on the chip
     where they did not say (``flash``): Llama 2 7B on a DGX H100 at gbs 256 was refused for
     104 GB of attention scores that FlashAttention never stores. Also what to say about it."""
-    from accelkb.perf.api import parse_parallel, resolve_system
+    from accelkb.perf.api import parse_parallel, resolve_model, resolve_system
     from accelkb.perf.training import stack_fuses_attention
 
-    layout = parse_parallel(args.parallel or "")
-    if "fused_attention" in layout:
-        return layout, ""
+    text = args.parallel or ""
+    if "fused_attention" in parse_parallel(text):
+        return text, ""
+    resolve_model(args.model)  # an unknown model is said before an unknown system, as always
     chip = resolve_system(args.system, args.chips).chip
-    layout["fused_attention"] = stack_fuses_attention(chip)
-    how = (f"fused attention {'on' if layout['fused_attention'] else 'off'}: no flash given, so "
-           f"as today's software runs it on {chip.name}")
-    return layout, how
+    fused = stack_fuses_attention(chip)
+    how = (f"fused attention {'on' if fused else 'off'}: no flash given, so as today's "
+           f"software runs it on {chip.name}")
+    return ",".join(x for x in (text, f"flash={int(fused)}") if x), how
 
 
 def _no_micro_batch(parallel: str | None) -> bool:
@@ -203,7 +204,7 @@ def _searched_inference(args: argparse.Namespace) -> Any:
     from accelkb.perf.inference import InferenceConfig
 
     given = parse_parallel(args.parallel or "")
-    cfg = config(InferenceConfig, given)
+    cfg = config(InferenceConfig, args.parallel or "")  # errors in the keys the user typed
     model, system = resolve_model(args.model), resolve_system(args.system, args.chips)
     base = best_inference_config(model, system, cfg.prompt_len, cfg.output_len, cfg.batch,
                                  cfg.precision if "precision" in given else None)
