@@ -381,15 +381,34 @@ def _plan_section(a: Advice) -> list[str]:
             *(["Leaves out:", "", *[f"- {x}" for x in p.excludes], ""] if p.excludes else [])]
 
 
+def _batches(a: Advice) -> str:
+    """Inference: the batch each priced row runs at, since it sets the cost per token as much
+    as the chips do (a batch-1 latency layout against another's batch 128 is not like for
+    like); '' for training."""
+    if a.phase == "training":
+        return ""
+    priced = {r.system for r in a.costs}
+    runs = [(a.system, a.baseline)] + [(c.system, c.estimate) for c in a.comparisons
+                                       if c.estimate is not None]
+    batch = {name: est.configuration.get("batch", 1) for name, est in runs if name in priced}
+    if not batch:
+        return ""
+    head = (f"each at batch {next(iter(batch.values()))}" if len(set(batch.values())) == 1
+            else ", ".join(f"{name} at batch {b}" for name, b in batch.items()))
+    tail = "" if a.goal == "cost" else "; a larger batch costs less per token: --goal cost " \
+        "searches it"
+    return f" ({head}{tail})"
+
+
 def _cost_section(a: Advice) -> list[str]:
     """Dollars and kWh per million tokens of this system and each compared one."""
     if not a.costs:
         return []
     what = "trained" if a.phase == "training" else "generated"
     L = ["## Cost and energy", "",
-         f"Per million {what} tokens at the layouts above. A cloud price includes energy and "
-         "facility; a purchase price is amortised and its energy added. Ranges follow the "
-         "price's confidence.", "",
+         f"Per million {what} tokens at the layouts above{_batches(a)}. A cloud price includes "
+         "energy and facility; a purchase price is amortised and its energy added. Ranges "
+         "follow the price's confidence.", "",
          "| system | chips | $/hour | $ per M tokens | kWh per M tokens | tokens/J | "
          + ("$ per run | " if a.phase == "training" else "") + "basis |",
          "|---|---|---|---|---|---|" + ("---|" if a.phase == "training" else "") + "---|"]

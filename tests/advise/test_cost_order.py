@@ -49,3 +49,21 @@ def test_each_system_costs_the_same_in_either_order(kb: KnowledgeBase) -> None:
     by_two = {r.system: r.usd_per_million_tokens for r in two}
     assert by_one == by_two and all(by_one.values())
     assert {r.price_kind for r in one} == {"purchase"} and like_for_like(one) == ""
+
+
+def test_an_inference_cost_table_says_each_rows_batch() -> None:
+    """q3 priced Groq at $186 per M tokens against DGX H100's $25.7, both at batch 1, and a
+    --goal cost run set Groq's batch 32 against H100's 128, neither saying so (from an audit)."""
+    from accelkb.advise import advise
+    from accelkb.advise.report import render
+
+    a = advise("dgx-h100", "llama2-70b-inference", compare=["dgx-a100"], goal="energy")
+    text = render(a, "md")
+    batches = {a.baseline.configuration["batch"],
+               *(c.estimate.configuration["batch"] for c in a.comparisons if c.estimate)}
+    line = next(x for x in text.splitlines() if x.startswith("Per million generated tokens"))
+    if len(batches) == 1:
+        assert f"(each at batch {batches.pop()}" in line
+    else:
+        assert f"dgx-h100 at batch {a.baseline.configuration['batch']}" in line
+    assert "--goal cost searches it" in line
