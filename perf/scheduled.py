@@ -30,7 +30,7 @@ Examples
 >>> secs, info = timed_collective("all_reduce", 1.6e4, 8, lv, load_calibration(), mode="auto")
 >>> info.source, info.makespan_steps, info.chunks, round(secs * 1e6, 2)
 ('schedule', 2, 8, 1.49)
->>> timed_collective("all_reduce", 1.6e4, 8, lv, load_calibration())[1].fallback
+>>> timed_collective("all_reduce", 1.6e4, 8, lv, load_calibration(), mode="alpha-beta")[1].fallback
 'alpha-beta requested'
 """
 
@@ -168,13 +168,14 @@ def timed_collective(op: str, size_bytes: float, n: int, levels: Sequence[Networ
     InputError
         As :func:`collective_time` (unknown operation, group that does not fit).
     """
-    mode = mode or DEFAULT_MODE
+    asked, mode = mode is not None, mode or DEFAULT_MODE
     ranks = 2 if op == "p2p" else n
     parts = split_group(ranks, stride, levels)
     lvl = levels[parts[-1][0]]
     reason: str
     if mode == "alpha-beta":
-        reason = "alpha-beta requested"
+        reason = "alpha-beta requested" if asked else \
+            "alpha-beta, the default (collectives=auto times it by a schedule where one exists)"
     elif len(parts) > 1:
         reason = f"group spans {len(parts)} network levels; schedules cover one level"
     elif not lvl.scheduled and mode != "schedule":
