@@ -115,7 +115,15 @@ def cost_of(estimate: dict[str, Any], phase: str, system: str, chips: int,
                       high=max(hour.usd, high * chips),
                       basis=[line, *[b for b in hour.basis if not b.startswith("range x/÷")]])
     rate_key = "tokens_per_s" if phase == "training" else "end_to_end_tokens_per_s"
-    tokens = per_million_tokens(hour, float(estimate[rate_key]))
+    rate = float(estimate[rate_key])
+    tokens = per_million_tokens(hour, rate)
+    span = _rate_span(estimate, rate)
+    if span is not None:  # the model's own uncertainty, not only the price's
+        tokens = Figure(usd=tokens.usd, low=hour.low * 1e6 / (span[1] * 3600.0),
+                        high=hour.high * 1e6 / (span[0] * 3600.0), basis=[
+                            *tokens.basis, f"range: the price's and the throughput's "
+                            f"({span[0]:,.4g} to {span[1]:,.4g} tokens/s, the estimate's "
+                            "interval)"])
     # inference is priced per token end to end (prefill included): its energy on that basis too
     jpt = (estimate.get("end_to_end_joules_per_token") if phase != "training" else None) \
         or estimate.get("joules_per_token")
@@ -133,8 +141,27 @@ def cost_of(estimate: dict[str, Any], phase: str, system: str, chips: int,
     seconds = estimate.get("time_to_train_s")
     if phase == "training" and seconds:
         f = seconds / 3600.0
-        out["usd_to_train"] = Figure(usd=hour.usd * f, low=hour.low * f, high=hour.high * f,
-                                     basis=[*hour.basis, f"for {seconds / 86400:,.3g} days"])
+        lo = hi = f
+        if span is not None:  # a slower run costs more hours, a faster one fewer
+            lo, hi = f * rate / span[1], f * rate / span[0]
+        out["usd_to_train"] = Figure(usd=hour.usd * f, low=hour.low * lo, high=hour.high * hi,
+                                     basis=[*hour.basis, f"for {seconds / 86400:,.3g} days"
+                                            + (f" ({lo / 24:,.3g} to {hi / 24:,.3g} days in the "
+                                               "estimate's interval)" if span else "")])
         joules = estimate.get("energy_to_train_j")
         out["kwh_to_train"] = joules * pue_used / 3.6e6 if joules else None
     return CostReport(**out)
+
+
+def _rate_span(estimate: dict[str, Any], rate: float) -> tuple[float, float] | None:
+    """The interval of the rate cost is priced on, from the estimate's own interval of its
+    tokens per second (``uncertainty``, when the estimate has one), scaled to ``rate`` (the
+    end-to-end rate of inference moves with the decode rate): cost ranges carried the price's
+    spread only, so $ per run on a chip with +-13x throughput showed +-20 %."""
+    iv = ((estimate.get("uncertainty") or {}).get("tokens_per_s") or {}).get("interval")
+    base = estimate.get("tokens_per_s")
+    if not iv or not base or not iv.get("low") or not iv.get("high"):
+        return None
+    scale = rate / float(base)
+    low, high = float(iv["low"]) * scale, float(iv["high"]) * scale
+    return (min(low, rate), max(high, rate)) if low > 0 else None

@@ -183,3 +183,22 @@ def test_inference_energy_is_priced_on_the_tokens_cost_is(capsys: pytest.Capture
                       "--parallel", "tp=8,batch=1,in=8,out=512")
     assert short["end_to_end_joules_per_token"] == pytest.approx(short["joules_per_token"],
                                                                  rel=0.02)
+
+
+def test_cost_ranges_carry_the_estimates_own_interval(capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    """The $ ranges were the price's spread only: GPT-3 175B on 1,024 A100s cost $2.23-2.74M to
+    train while its time to train spanned -14 % to +26 % (from an audit)."""
+    out = _estimate(capsys, "training", "--model", "gpt3-175b", "--system", "dgx-a100-superpod",
+                    "--chips", "1024", "--parallel", "tp=8,pp=16,dp=8,mb=1,gbs=1536,"
+                    "recompute=full", "--tokens", "3e11")
+    hour, per, run = (out["cost"][k] for k in ("usd_per_hour", "usd_per_million_tokens",
+                                                "usd_to_train"))
+    iv = out["uncertainty"]["tokens_per_s"]["interval"]
+    assert per["low"] == pytest.approx(hour["low"] * 1e6 / (iv["high"] * 3600))
+    assert per["high"] == pytest.approx(hour["high"] * 1e6 / (iv["low"] * 3600))
+    price_only = hour["high"] / hour["low"]
+    assert per["high"] / per["low"] > price_only * 1.2  # wider than the price's spread
+    assert run["low"] < run["usd"] < run["high"]
+    assert run["high"] / run["low"] == pytest.approx(per["high"] / per["low"])
+    assert any("the estimate's interval" in b for b in per["basis"])
