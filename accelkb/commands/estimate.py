@@ -178,6 +178,18 @@ def _training_layout(args: argparse.Namespace) -> tuple[str, str]:
     return ",".join(x for x in (text, f"flash={int(fused)}") if x), how
 
 
+def _sequence_hint(args: argparse.Namespace) -> str:
+    """Where the user gave no sequence length: the one the estimate trained at (the model's
+    context: Llama 3.1 8B's 131,072 tokens needed 637 GB per H100 without a word on it)."""
+    from accelkb.perf.api import parse_parallel, resolve_model
+
+    if "seq_len" in parse_parallel(args.parallel or ""):
+        return ""
+    seq = resolve_model(args.model).seq_len
+    return (f"; each sequence is the model's {seq:,}-token context (no seq given): seq=N trains "
+            "shorter ones")
+
+
 def _no_micro_batch(parallel: str | None) -> bool:
     """Whether the user's layout leaves the micro-batch out (then it is searched, as for a
     convolutional network: a default of one sequence is nobody's layout)."""
@@ -252,9 +264,12 @@ def _run(args: argparse.Namespace) -> int:
                                   with_uncertainty=True)
     elif args.phase == "training":
         layout, flash = _training_layout(args)
-        est = estimate_training(args.model, args.system, layout, chips=args.chips,
-                                train_tokens=args.tokens, with_uncertainty=True,
-                                search_micro_batch=_no_micro_batch(args.parallel))
+        try:
+            est = estimate_training(args.model, args.system, layout, chips=args.chips,
+                                    train_tokens=args.tokens, with_uncertainty=True,
+                                    search_micro_batch=_no_micro_batch(args.parallel))
+        except InfeasibleError as exc:
+            raise InfeasibleError(f"{exc}{_sequence_hint(args)}") from None
         if flash:
             est = est.model_copy(update={"layout_note": "; ".join(
                 x for x in (est.layout_note, flash) if x)})

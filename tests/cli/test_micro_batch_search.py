@@ -76,3 +76,12 @@ def test_the_attention_kernel_not_given_is_the_stacks(capsys: pytest.CaptureFixt
     assert main(["estimate", "training", "--model", "gpt3-2.7b", "--system", "ipu-pod64",
                  "--parallel", "tp=4,gbs=512", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["config"]["fused_attention"] is False
+
+
+def test_a_refusal_names_the_sequence_no_one_gave(capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama 3.1 8B on a DGX H100 needed 637 GB per chip, at its 131,072-token context, with
+    nothing saying that the sequence was the context (from an audit)."""
+    base = ["estimate", "training", "--model", "llama3.1-8b", "--system", "dgx-h100"]
+    assert main([*base, "--parallel", "gbs=512,zero=3"]) == 1
+    assert "the model's 131,072-token context (no seq given): seq=N" in capsys.readouterr().err
+    assert main([*base, "--parallel", "gbs=512,zero=3,seq=8192"]) == 0
