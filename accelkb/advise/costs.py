@@ -39,6 +39,17 @@ def cost_row(kb: KnowledgeBase, system: str, est: Estimate, phase: str, prefer: 
         "time_to_train_s": est.time_to_train_s,
         "energy_to_train_j": (est.power_w * est.time_to_train_s
                               if est.power_w and est.time_to_train_s else None)}
+    # the dollars' range carries the estimate's own (inference: the per-user rate's, at the
+    # layout's batch), as `accelkb estimate`'s does
+    low_high = None
+    if (rate := est.ranges.get("tokens_per_s")) is not None:
+        low_high = (rate.low, rate.high)
+    elif (user := est.ranges.get("tokens_per_s_per_user")) and est.tokens_per_s_per_user:
+        k = est.tokens_per_s / est.tokens_per_s_per_user
+        low_high = (user.low * k, user.high * k)
+    if low_high is not None:
+        data["uncertainty"] = {"tokens_per_s": {"interval": {"low": low_high[0],
+                                                             "high": low_high[1]}}}
     market = _market(kb, system, api) if phase != "training" else None
     try:
         rep = cost_of(data, phase, system, est.chips, overrides.price, overrides.kwh_price,

@@ -408,7 +408,8 @@ def _cost_section(a: Advice) -> list[str]:
     L = ["## Cost and energy", "",
          f"Per million {what} tokens at the layouts above{_batches(a)}. A cloud price includes "
          "energy and facility; a purchase price is amortised and its energy added. Ranges "
-         "follow the price's confidence.", "",
+         "combine the price's (its confidence, or the providers' spread) with the estimate's "
+         "own.", "",
          "| system | chips | $/hour | $ per M tokens | kWh per M tokens | tokens/J | "
          + ("$ per run | " if a.phase == "training" else "") + "basis |",
          "|---|---|---|---|---|---|" + ("---|" if a.phase == "training" else "") + "---|"]

@@ -67,3 +67,16 @@ def test_an_inference_cost_table_says_each_rows_batch() -> None:
     else:
         assert f"dgx-h100 at batch {a.baseline.configuration['batch']}" in line
     assert "--goal cost searches it" in line
+
+
+def test_a_reports_dollar_range_carries_the_estimates_own(kb: KnowledgeBase) -> None:
+    from accelkb.advise.advice import Range
+
+    plain = _est(8, 3.2e5, 8_000.0)
+    ranged = plain.model_copy(update={"ranges": {
+        "tokens_per_s": Range(low=2.4e5, high=3.6e5, basis="validation rows")}})
+    p = cost_rows(kb, "dgx-h100", plain, "training", [])[0]
+    r = cost_rows(kb, "dgx-h100", ranged, "training", [])[0]
+    assert r.usd_per_million_tokens == pytest.approx(p.usd_per_million_tokens)
+    assert r.usd_low == pytest.approx((p.usd_low or 0) * 3.2 / 3.6)  # at the fastest rate
+    assert r.usd_high == pytest.approx((p.usd_high or 0) * 3.2 / 2.4)  # at the slowest
