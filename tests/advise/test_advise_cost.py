@@ -108,10 +108,12 @@ def test_a_comparison_is_priced_like_for_like_or_says_it_is_not() -> None:
     assert kinds == {"ipu-pod64": "purchase", "ipu-pod16": "purchase", "dgx-a100": "cloud"}
     assert "Not like for like" in like_for_like(a.costs) and "dgx-a100: cloud" in render(a, "md")
     assert like_for_like([r for r in a.costs if r.price_kind == "purchase"]) == ""
-    pod = a.costs[0]  # a run's dollars carry the price's range (Medium: x/÷ 1.2)
-    assert pod.usd_to_train is not None and pod.usd_to_train_low is not None
+    pod = a.costs[0]  # a run's dollars carry the price's range (Medium: x/÷ 1.2) and the
+    assert pod.usd_to_train is not None and pod.usd_to_train_low is not None  # estimate's
     assert pod.usd_to_train_low < pod.usd_to_train < (pod.usd_to_train_high or 0)
-    assert pod.usd_to_train_high == pytest.approx(pod.usd_to_train * 1.2, rel=0.01)
+    rate = a.baseline.ranges["tokens_per_s"]
+    slowest = a.baseline.tokens_per_s / rate.low  # the run's hours at its slowest rate
+    assert pod.usd_to_train_high == pytest.approx(pod.usd_to_train * 1.2 * slowest, rel=0.01)
 
 
 def test_costs_are_queryable_with_sparql_after_advise(kb: KnowledgeBase) -> None:
