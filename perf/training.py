@@ -119,6 +119,8 @@ class TrainingEstimate(WithUncertainty):
     breakdown: dict[str, float] = Field(description="step time by component, s (sums to the "
                                         "step time)")
     tokens_per_s: float = Field(description="trained tokens per second, whole system")
+    samples_per_s: float | None = Field(default=None, description="trained sequences per "
+                                        "second (images for a ViT, whose tokens are patches)")
     model_flops_per_s_per_chip: float = Field(description="model FLOPs (no recompute) per "
                                               "second per chip")
     hardware_flops_per_s_per_chip: float = Field(description="executed FLOPs per second per "
@@ -402,7 +404,7 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
                "optimizer": 0.0 if host_opt else states["optimizer"], "activations": acts}
     return TrainingEstimate(
         model=model.name, system=system.name, chips=chips, config=cfg, step_time_s=step,
-        breakdown=breakdown, tokens_per_s=tokens / step,
+        breakdown=breakdown, tokens_per_s=tokens / step, samples_per_s=cfg.global_batch / step,
         elementwise_s=min(m * elementwise_mb, breakdown["compute"] + breakdown["recompute"]),
         model_flops_per_s_per_chip=mflops / step / chips,
         hardware_flops_per_s_per_chip=hflops / step / chips,

@@ -68,7 +68,8 @@ def _uncertainty_lines(ranges: dict[str, Any]) -> list[str]:
 
 def _human(data: dict[str, Any], phase: str) -> str:
     lines = [f"{phase} estimate: {data['model']} on {data['system']} ({data['chips']} chips)"]
-    if "samples_per_s" in data:  # a convolutional network (accelkb.perf.api.estimate_dense)
+    dense = "chosen" in data.get("config", {})  # a convolutional network (api.estimate_dense)
+    if dense:
         lines[0] += ", data parallel: " + ", ".join(f"{k}={v}" for k, v in data["config"].items()
                                                     if k != "chosen") + \
             f" ({data['config']['chosen']})"
@@ -80,7 +81,8 @@ def _human(data: dict[str, Any], phase: str) -> str:
             "tp", "pp", "dp", "micro_batch", "global_batch", "recompute", "zero"))
         if data.get("layout_note"):
             lines.append(f"  layout: {data['layout_note']}")
-        keys = ["step_time_s", "tokens_per_s", "mfu", "hfu", "model_flops_per_s_per_chip",
+        keys = ["step_time_s", "tokens_per_s", "samples_per_s", "mfu", "hfu",
+                "model_flops_per_s_per_chip",
                 "time_to_train_s", "joules_per_token"]
     else:
         cfg = data["config"]
@@ -106,7 +108,7 @@ def _human(data: dict[str, Any], phase: str) -> str:
                      f"vendor's chip: {', '.join(names)}")
     if data.get("cost"):
         lines += _cost_lines(data["cost"])
-    if data.get("power_basis") and "samples_per_s" in data:
+    if data.get("power_basis") and dense:
         lines.append(f"  energy: average power {data['power_w']:,.4g} W ({data['power_basis']})")
     if "memory_per_chip_bytes" in data:
         lines.append("  memory per chip:")

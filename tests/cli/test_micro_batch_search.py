@@ -30,6 +30,8 @@ def test_a_micro_batch_not_given_is_searched_and_said(capsys: pytest.CaptureFixt
     assert searched["config"]["micro_batch"] > 1 and one["config"]["micro_batch"] == 1
     assert "micro-batch" in searched["layout_note"] and "micro-batch" not in one["layout_note"]
     assert searched["step_time_s"] < one["step_time_s"] / 5  # launches no longer dominate
+    # images per second for a ViT, whose tokens are its 197 patches (from an audit)
+    assert searched["samples_per_s"] == pytest.approx(1024 / searched["step_time_s"])
     assert searched["uncertainty"]["step_time_s"]["interval"]["low"] < searched["step_time_s"]
 
 
