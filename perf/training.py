@@ -298,7 +298,11 @@ def estimate(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig, cal: Cal
         peak16 = peak_for(chip, "bf16")
         fwd = fp8_training_ops(fwd, cal16.matmul_efficiency, peak16, peak)
         lg = fp8_training_ops(lg, cal16.matmul_efficiency, peak16, peak)
-    if chip.fuses_elementwise:
+    if chip.fuses_elementwise or chip.spatial_dataflow:
+        # XLA rides norms and activations on the matrix products; a spatial-dataflow compiler
+        # (SambaNova's PCUs/PMUs, ak:SpatialDataflow) maps the layer's operators onto the chip
+        # at once and keeps their intermediates in on-chip memory (kb:pre-dataflow-compiler,
+        # Prabhakar et al. 2024): either way they add no pass over HBM
         fwd = fuse_elementwise(fwd)
     rc_ops = recompute_ops(fwd, cfg.recompute)
     host = not chip.compiled  # an eager framework launches kernels asynchronously from a host
