@@ -162,15 +162,15 @@ def _cost_lines(cost: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _training_layout(args: argparse.Namespace) -> tuple[str, str]:
+def _training_layout(args: argparse.Namespace, given: dict[str, Any]) -> tuple[str, str]:
     """The user's training layout, with the attention kernel today's software runs on the chip
     where they did not say (``flash``): Llama 2 7B on a DGX H100 at gbs 256 was refused for
     104 GB of attention scores that FlashAttention never stores. Also what to say about it."""
-    from accelkb.perf.api import parse_parallel, resolve_model, resolve_system
+    from accelkb.perf.api import resolve_model, resolve_system
     from accelkb.perf.training import stack_fuses_attention
 
     text = args.parallel or ""
-    if "fused_attention" in parse_parallel(text):
+    if "fused_attention" in given:
         return text, ""
     resolve_model(args.model)  # an unknown model is said before an unknown system, as always
     chip = resolve_system(args.system, args.chips).chip
@@ -180,44 +180,28 @@ def _training_layout(args: argparse.Namespace) -> tuple[str, str]:
     return ",".join(x for x in (text, f"flash={int(fused)}") if x), how
 
 
-def _sequence_hint(args: argparse.Namespace) -> str:
+def _sequence_hint(args: argparse.Namespace, given: dict[str, Any]) -> str:
     """Where the user gave no sequence length: the one the estimate trained at (the model's
     context: Llama 3.1 8B's 131,072 tokens needed 637 GB per H100 without a word on it)."""
-    from accelkb.perf.api import parse_parallel, resolve_model
+    from accelkb.perf.api import resolve_model
 
-    if "seq_len" in parse_parallel(args.parallel or ""):
+    if "seq_len" in given:
         return ""
     seq = resolve_model(args.model).seq_len
     return (f"; each sequence is the model's {seq:,}-token context (no seq given): seq=N trains "
             "shorter ones")
 
 
-def _no_micro_batch(parallel: str | None) -> bool:
-    """Whether the user's layout leaves the micro-batch out (then it is searched, as for a
-    convolutional network: a default of one sequence is nobody's layout)."""
-    from accelkb.perf.api import parse_parallel
-
-    return "micro_batch" not in parse_parallel(parallel or "")
-
-
-def _no_layout(parallel: str | None) -> bool:
-    """Whether an inference layout gives neither tp nor pp (then the chips' layout is searched:
-    one chip of a four-wafer CS-3 cluster decoded Llama 3.1 70B at 1.25 tokens/s)."""
-    from accelkb.perf.api import parse_parallel
-
-    given = parse_parallel(parallel or "")
-    return "tp" not in given and "pp" not in given
-
-
-def _searched_inference(args: argparse.Namespace) -> Any:
-    """The lowest-latency layout over the system's chips (advise's baseline search) at the
-    user's batch, lengths and precision, estimated with its range, and a note saying so."""
+def _searched_inference(args: argparse.Namespace, given: dict[str, Any]) -> Any:
+    """Where an inference layout gives neither tp nor pp: the lowest-latency layout over the
+    system's chips (advise's baseline search; one chip of a four-wafer CS-3 cluster decoded
+    Llama 3.1 70B at 1.25 tokens/s) at the user's batch, lengths and precision, estimated with
+    its range, and a note saying so."""
     from accelkb.advise.baseline import best_inference_config
     from accelkb.perf import estimate_inference
-    from accelkb.perf.api import config, parse_parallel, resolve_model, resolve_system
+    from accelkb.perf.api import config, resolve_model, resolve_system
     from accelkb.perf.inference import InferenceConfig
 
-    given = parse_parallel(args.parallel or "")
     cfg = config(InferenceConfig, args.parallel or "")  # errors in the keys the user typed
     model, system = resolve_model(args.model), resolve_system(args.system, args.chips)
     base = best_inference_config(model, system, cfg.prompt_len, cfg.output_len, cfg.batch,
@@ -252,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from accelkb.perf import estimate_inference, estimate_training
-    from accelkb.perf.api import estimate_dense, is_dense_model
+    from accelkb.perf.api import estimate_dense, is_dense_model, parse_parallel
 
     if args.chips is not None and args.chips < 1:
         raise InputError(f"expected --chips to be a positive integer, got {args.chips}")
@@ -265,21 +249,23 @@ def _run(args: argparse.Namespace) -> int:
         est: Any = estimate_dense(args.model, args.system, args.parallel, chips=args.chips,
                                   with_uncertainty=True)
     elif args.phase == "training":
-        layout, flash = _training_layout(args)
-        try:
+        given = parse_parallel(args.parallel or "")
+        layout, flash = _training_layout(args, given)
+        try:  # no mb given: the fastest that fits, as for a convolutional network
             est = estimate_training(args.model, args.system, layout, chips=args.chips,
                                     train_tokens=args.tokens, with_uncertainty=True,
-                                    search_micro_batch=_no_micro_batch(args.parallel))
+                                    search_micro_batch="micro_batch" not in given)
         except InfeasibleError as exc:
-            raise InfeasibleError(f"{exc}{_sequence_hint(args)}") from None
+            raise InfeasibleError(f"{exc}{_sequence_hint(args, given)}") from None
         if flash:
             est = est.model_copy(update={"layout_note": "; ".join(
                 x for x in (est.layout_note, flash) if x)})
     else:
         if args.tokens is not None:
             raise InputError("expected --tokens only with 'training', got it with 'inference'")
-        if _no_layout(args.parallel):
-            est = _searched_inference(args)
+        given = parse_parallel(args.parallel or "")
+        if "tp" not in given and "pp" not in given:
+            est = _searched_inference(args, given)
         else:
             est = estimate_inference(args.model, args.system, args.parallel, chips=args.chips,
                                      with_uncertainty=True)
