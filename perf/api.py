@@ -292,10 +292,12 @@ def fastest_micro_batch(model: ModelSpec, system: SystemSpec, cfg: TrainingConfi
 
     Raises
     ------
-    InputError
-        For a layout invalid whatever the micro-batch (the first such error, unchanged).
     InfeasibleError
-        When no micro-batch fits: the error of the smallest.
+        When no valid micro-batch fits: the error of the smallest.
+    InputError
+        For a layout invalid whatever the micro-batch (the first such error, unchanged); a
+        micro-batch the rest of the layout refuses (an interleaved pipeline's m % pp) is
+        passed over.
     """
     dp = cfg.dp if cfg.dp is not None else max(1, system.chips // (cfg.tp * cfg.pp))
     if cfg.global_batch % dp:  # no micro-batch helps: the estimate's own message says why
@@ -304,6 +306,7 @@ def fastest_micro_batch(model: ModelSpec, system: SystemSpec, cfg: TrainingConfi
     options = [b for b in range(1, share + 1) if share % b == 0]
     best: TrainingEstimate | None = None
     first: InfeasibleError | None = None
+    invalid: InputError | None = None  # e.g. an interleaved pipeline needing m % pp == 0
     for mb in options:
         try:
             est = training.estimate(model, system, cfg.model_copy(update={"micro_batch": mb}),
@@ -311,10 +314,13 @@ def fastest_micro_batch(model: ModelSpec, system: SystemSpec, cfg: TrainingConfi
         except InfeasibleError as exc:
             first = first or exc
             continue
+        except InputError as exc:
+            invalid = invalid or exc
+            continue
         if best is None or est.step_time_s < best.step_time_s:
             best = est
     if best is None:
-        raise first or InfeasibleError(f"no micro-batch of {cfg.global_batch} fits")
+        raise first or invalid or InfeasibleError(f"no micro-batch of {cfg.global_batch} fits")
     tried = ", ".join(map(str, options)) if len(options) <= 8 else \
         f"{', '.join(map(str, options[:4]))}, ... {options[-1]}"
     return best.model_copy(update={"layout_note": (

@@ -87,3 +87,14 @@ def test_a_refusal_names_the_sequence_no_one_gave(capsys: pytest.CaptureFixture[
     assert main([*base, "--parallel", "gbs=512,zero=3"]) == 1
     assert "the model's 131,072-token context (no seq given): seq=N" in capsys.readouterr().err
     assert main([*base, "--parallel", "gbs=512,zero=3,seq=8192"]) == 0
+
+
+def test_the_search_passes_over_micro_batches_the_pipeline_refuses(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An interleaved pipeline needs its micro-batches per replica to be a multiple of pp: the
+    search had stopped at the first micro-batch that broke that rule (found re-reading it)."""
+    assert main(["estimate", "training", "--model", "gpt3-13b", "--system", "dgx-h100",
+                 "--chips", "64", "--parallel", "tp=8,pp=4,v=2,gbs=64,zero=1", "--json"]) == 0
+    cfg = json.loads(capsys.readouterr().out)["config"]
+    dp = 64 // (cfg["tp"] * cfg["pp"])  # dp not given: the chips left
+    assert cfg["dp"] is None and (64 // dp // cfg["micro_batch"]) % 4 == 0
