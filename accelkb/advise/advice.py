@@ -135,6 +135,13 @@ class Comparison(_Frozen):
     estimate: Estimate | None = Field(default=None, description="its best default estimate")
     tokens_per_s_per_watt: float | None = Field(default=None, description="performance per watt")
     error: str = Field(default="", description="why it could not be estimated")
+    scaled: str = Field(default="", description="where the system was run at more chips than it "
+                        "has (--compare SYSTEM:CHIPS): the larger system of the knowledge base "
+                        "that joined them; '' at its own size")
+    fewest_chips: int | None = Field(default=None, description="where no layout fits: the "
+                                     "fewest chips of the system on which one does")
+    fewest_chips_time_s: float | None = Field(default=None, description="the step or token time "
+                                              "on those chips, s")
 
 
 class ScalingPoint(_Frozen):

@@ -131,8 +131,18 @@ def cost_rows(kb: KnowledgeBase, system: str, base: Estimate, phase: str,
                          api)
     me = cost_row(kb, system, base, phase, prefer, overrides=overrides, api=api)
     others = Overrides(None, overrides.kwh_price, overrides.pue)
-    return [me] + [cost_row(kb, c.system, c.estimate, phase, prefer, others, api)
+    return [me] + [_scaled(cost_row(kb, c.system, c.estimate, phase, prefer, others, api), c)
                    for c in comparisons if c.estimate is not None]
+
+
+def _scaled(row: CostRow, c: Comparison) -> CostRow:
+    """A system compared at more chips than it has (``--compare SYSTEM:CHIPS``) is priced per
+    chip of its own quote; a purchase then leaves out the network that joins the systems."""
+    if not c.scaled or row.price_kind != "purchase":
+        return row
+    words = (f"{c.chips} chips priced per chip as {c.system}: the network that joins the "
+             "systems (switches, cables) is not in the price")
+    return row.model_copy(update={"basis": [*row.basis, words], "price": f"{row.price}; {words}"})
 
 
 def common_kind(kb: KnowledgeBase, systems: list[str], api: Workload | None = None) -> str:

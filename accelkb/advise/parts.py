@@ -343,25 +343,6 @@ def baseline(model: ModelSpec, system: SystemSpec, phase: str, gbs: int, prompt:
     return ib.config, ib.estimate, note
 
 
-def comparison(model: ModelSpec, other: SystemSpec, phase: str, gbs: int, prompt: int, output: int,
-               precision: str | None, goal: str, slo: float | None = None,
-               refine: Callable[[SystemSpec, tuple[Any, Any, str]], tuple[Any, Any, str]]
-               | None = None, tokens: float | None = None) -> Comparison:
-    """The workload on another system, by the same search as this system's baseline
-    (``refine``: the step that follows the grid, e.g. the configuration solver's layout;
-    ``tokens``: training, the workload's tokens, for the time and cost of the whole run)."""
-    try:
-        found = baseline(model, other, phase, gbs, prompt, output, precision, goal, slo)
-        cfg, est, _ = refine(other, found) if refine is not None else found
-        if phase == "training" and tokens:
-            est = estimate(model, other, cfg, tokens)
-    except InputError as exc:
-        return Comparison(system=other.name, chips=other.chips, error=str(exc).splitlines()[0])
-    e = as_estimate(est).model_copy(update={"ranges": ranges(est, other.chip.vendor)})
-    per_watt = e.tokens_per_s / e.power_w if e.power_w else None
-    return Comparison(system=other.name, chips=e.chips, estimate=e, tokens_per_s_per_watt=per_watt)
-
-
 def _power_scope(spec: SystemSpec) -> str:
     if spec.power_watts_per_chip is not None:
         return "system" if spec.chip.tdp_watts is not None else "system, no chip TDP"

@@ -23,8 +23,8 @@ from typing import Any
 from rdflib import Literal, URIRef
 from rdflib.namespace import RDF, XSD
 
+from accelkb.advise import compared, parts
 from accelkb.advise import findings as find
-from accelkb.advise import parts
 from accelkb.advise import solver as advise_solver
 from accelkb.advise.advice import Advice, Recommendation
 from accelkb.advise.citations import marker_iris, numbered
@@ -190,7 +190,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     g = kb.asserted
     sys_iri = kb.resolve("system", system)
     wl = _workload(kb, workload)
-    others = [kb.resolve("system", c) for c in compare]  # fail early on a wrong name
+    others = compared.resolve(kb, list(compare))  # fail early on a wrong name or chip count
     for m in sizes:
         kb.resolve("model", m)
     extra = [advise_workloads.workload_facts(kb, w) for w in workloads]
@@ -280,12 +280,12 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         return advise_solver.inference_baseline(model, other, other.name, wl["prompt"],
                                                 wl["output"], goal, grid)
 
-    other_specs = [system_spec(str(g.value(o, AK.shortName)), kb=kb) for o in others]
-    comparisons = [parts.comparison(model, o, phase, gbs, wl["prompt"], wl["output"],
-                                    wl["precision"], goal, slo, same_search, wl["tokens"])
-                   for o in other_specs]
+    comparisons = [compared.comparison(model, o, phase, gbs, wl["prompt"], wl["output"],
+                                       wl["precision"], goal, slo, same_search, wl["tokens"],
+                                       kb)
+                   for o in others]
     comparisons, base_per_watt, per_watt_basis = parts.one_power_boundary(
-        spec, base, list(zip(other_specs, comparisons, strict=True)))
+        spec, base, [(o.spec, c) for o, c in zip(others, comparisons, strict=True)])
     size_rows = []
     if sizes and phase == "training":
         say(f"sweeping {len(sizes)} model sizes")
@@ -296,9 +296,7 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     if extra:
         say(f"estimating {len(extra)} other workload(s) on {1 + len(others)} systems")
         other_rows = advise_workloads.other_workloads(
-            kb, extra, [(system, spec)] + [(str(g.value(o, AK.shortName)),
-                                            system_spec(str(g.value(o, AK.shortName)), kb=kb))
-                                           for o in others],
+            kb, extra, [(system, spec)] + [(o.name, o.spec) for o in others],
             _software_levers(kb, vendor, AK.Training, spec))
     say("scaling over chip counts")
     counts = parts.scaling_counts(spec, phase, model, spec.chips)
@@ -346,6 +344,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
                       CostWorkload(wl["model_iri"], wl["prompt"] or 0, wl["output"] or 0))
     if goal in ("cost", "energy"):
         answer = cost_sentence(costs, goal) + " " + answer
+    if comparisons:
+        answer += " " + compared.sentence(comparisons, est, phase, goal)
     if size_rows:
         answer += " " + advise_sizes.sentence(size_rows, system)
     if other_rows:

@@ -175,15 +175,16 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
               "| system | chips used | layout | precision | time | tokens/s | tokens/s per W | "
               "note |", "|---|---|---|---|---|---|---|---|"]
         for c in a.comparisons:
+            note = "; ".join(x for x in (c.scaled, c.error) if x)
             if c.estimate is None:
-                L.append(f"| {c.system} | {c.chips} | | | | | | {c.error} |")
+                L.append(f"| {c.system} | {c.chips} | | | | | | {note} |")
                 continue
             pw = f"{c.tokens_per_s_per_watt:.3g}" if c.tokens_per_s_per_watt else "n/a"
             L.append(f"| {c.system} | {c.estimate.chips} | {_layout(c.estimate)} | "
                      f"{c.estimate.configuration.get('precision', '')} | "
                      f"{_t(c.estimate.time_s, a.phase)}{_range(c.estimate, 'time_s', a.phase)} | "
                      f"{c.estimate.tokens_per_s:,.0f} | "
-                     f"{pw} | |")
+                     f"{pw} | {note} |")
         own = a.baseline_tokens_per_s_per_watt if a.per_watt_basis else (
             b.tokens_per_s / b.power_w if b.power_w else None)
         base_pw = f"{own:.3g}" if own else "n/a"

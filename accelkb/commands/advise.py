@@ -40,8 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         dest="slo", help="with --goal cost or energy (inference): the least "
                         "per-user speed a layout and batch must keep")
     add_cost_options(parser, whose="--system's")
-    parser.add_argument("--compare", nargs="*", default=[], metavar="SYSTEM",
-                        help="other systems to compare on the same workload")
+    parser.add_argument("--compare", nargs="*", default=[], metavar="SYSTEM[:CHIPS]",
+                        help="other systems to compare on the same workload, each at its own "
+                        "size, or at CHIPS chips (joined by the knowledge base's larger system "
+                        "built of it), e.g. dgx-h100:16 for 16 GPUs")
     parser.add_argument("--sizes", nargs="*", default=[], metavar="MODEL",
                         help="training: also sweep the system over these models (short names), "
                         "e.g. megatron-gpt-7.5b gpt3-175b megatron-gpt-1t")

@@ -1,0 +1,199 @@
+"""The systems a report compares with: which ones, at how many chips, and the workload on each.
+
+``--compare dgx-h100`` runs the workload on a DGX H100 as the knowledge base describes it (8
+GPUs: system for system, as MLPerf compares an IPU-POD16 with a DGX A100). ``--compare
+dgx-h100:16`` runs it on 16 GPUs, for a comparison at this system's chip count: the knowledge
+base's larger system built of DGX H100s (its SuperPOD) joins the nodes, exactly as
+``accelkb estimate --system dgx-h100 --chips 16`` does. A compared system that is priced is
+priced by its own quotes per chip, so 16 GPUs cost two DGX H100s.
+
+Examples
+--------
+>>> parse_target("dgx-h100")
+Target(name='dgx-h100', chips=None)
+>>> parse_target("dgx-h100:16")
+Target(name='dgx-h100', chips=16)
+>>> parse_target("dgx-h100:0")
+Traceback (most recent call last):
+...
+accelkb.errors.InputError: --compare dgx-h100:0: expected SYSTEM or SYSTEM:CHIPS with CHIPS a \
+whole number of at least 1, got '0'
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from accelkb.advise.advice import Comparison
+from accelkb.errors import InputError
+from accelkb.ontology.kb import KnowledgeBase
+from accelkb.ontology.namespace import AK
+from accelkb.perf import ModelSpec, SystemSpec
+
+
+class Target(NamedTuple):
+    """A system to compare with, and the chips to run it at (None: the system's own)."""
+
+    name: str
+    chips: int | None
+
+
+class Compared(NamedTuple):
+    """A resolved target: the knowledge base's short name, and the spec the workload runs on
+    (``spec.name`` is another system where the target was scaled out)."""
+
+    name: str
+    spec: SystemSpec
+
+
+def parse_target(text: str) -> Target:
+    """``SYSTEM`` or ``SYSTEM:CHIPS`` (see the module's examples)."""
+    name, sep, count = text.strip().partition(":")
+    if not name:
+        raise InputError(f"--compare {text}: expected SYSTEM or SYSTEM:CHIPS, got no system name")
+    if not sep:
+        return Target(name, None)
+    if not count.isdigit() or int(count) < 1:
+        raise InputError(f"--compare {text}: expected SYSTEM or SYSTEM:CHIPS with CHIPS a whole "
+                         f"number of at least 1, got '{count}'")
+    return Target(name, int(count))
+
+
+def resolve(kb: KnowledgeBase, texts: list[str] | tuple[str, ...]) -> list[Compared]:
+    """Each ``--compare`` entry as a spec, failing before any estimate runs on a wrong name or a
+    chip count no system of the knowledge base reaches (both bad input)."""
+    from accelkb.perf.from_kb import system_spec
+
+    out = []
+    for text in texts:
+        target = parse_target(text)
+        iri = kb.resolve("system", target.name)
+        name = str(kb.asserted.value(iri, AK.shortName) or target.name)
+        try:
+            spec = system_spec(name, chips=target.chips, kb=kb)
+        except InputError as exc:
+            raise InputError(f"--compare {text}: {exc}") from exc
+        out.append(Compared(name, spec))
+    return out
+
+
+def where(c: Compared) -> str:
+    """'' for a system at its own size, else how it was scaled out (a report's note)."""
+    if c.spec.name == c.name:
+        return ""
+    return (f"{c.spec.chips} chips of {c.spec.name} ({c.name} scaled out; priced per chip as "
+            f"{c.name})")
+
+
+def comparison(model: ModelSpec, other: Compared, phase: str, gbs: int, prompt: int, output: int,
+               precision: str | None, goal: str, slo: float | None = None,
+               refine: Callable[[SystemSpec, tuple[Any, Any, str]], tuple[Any, Any, str]]
+               | None = None, tokens: float | None = None,
+               kb: KnowledgeBase | None = None) -> Comparison:
+    """The workload on another system, by the same search as this system's baseline
+    (``refine``: the step that follows the grid, e.g. the configuration solver's layout;
+    ``tokens``: training, the workload's tokens, for the time and cost of the whole run;
+    ``kb``: the knowledge base the systems come from). Where
+    no layout fits, the row says the fewest chips of that system that do (:func:`first_fit`)."""
+    from accelkb.advise import parts
+
+    spec = other.spec
+    try:
+        found = parts.baseline(model, spec, phase, gbs, prompt, output, precision, goal, slo)
+        cfg, est, _ = refine(spec, found) if refine is not None else found
+        if phase == "training" and tokens:
+            est = parts.estimate(model, spec, cfg, tokens)
+    except InputError as exc:
+        error = str(exc).splitlines()[0]
+        fit = first_fit(model, other, phase, gbs, prompt, output, precision, goal, slo, kb)
+        if fit is None:
+            return Comparison(system=other.name, chips=spec.chips, error=error,
+                              scaled=where(other))
+        n, time_s = fit
+        error += (f"; the fewest {other.name} chips that fit it: {n}, at {_time(time_s, phase)} "
+                  f"{_UNIT[phase == 'training']} (--compare {other.name}:{n})")
+        return Comparison(system=other.name, chips=spec.chips, error=error, scaled=where(other),
+                          fewest_chips=n, fewest_chips_time_s=time_s)
+    e = parts.as_estimate(est).model_copy(update={"ranges": parts.ranges(est, spec.chip.vendor)})
+    per_watt = e.tokens_per_s / e.power_w if e.power_w else None
+    return Comparison(system=other.name, chips=e.chips, estimate=e,
+                      tokens_per_s_per_watt=per_watt, scaled=where(other))
+
+
+_UNIT = {True: "per step", False: "per token"}
+
+
+def _time(seconds: float, phase: str) -> str:
+    return f"{seconds:.3g} s" if phase == "training" else f"{seconds * 1e3:.3g} ms"
+
+#: How many larger chip counts :func:`first_fit` tries before it gives up.
+FIT_TRIES = 6
+
+
+def least_chips(model: ModelSpec, spec: SystemSpec, phase: str) -> int:
+    """Fewest chips whose memory holds the model's state at all, sharded over every chip
+    (ZeRO-3): training, 16-bit weights, FP32 gradients and Adam state
+    (:func:`accelkb.perf.memory.model_state_bytes`); inference, the 16-bit weights. A lower
+    bound: activations, the KV cache and whole layers per stage need more."""
+    from accelkb.perf.memory import model_state_bytes
+    from accelkb.perf.shapes import total_params
+
+    params = total_params(model)
+    need = (sum(model_state_bytes(params, 1).values()) if phase == "training" else 2.0 * params)
+    per_chip = sum(t.capacity_bytes for t in spec.chip.memory_tiers)
+    return max(1, math.ceil(need / per_chip))
+
+
+def first_fit(model: ModelSpec, other: Compared, phase: str, gbs: int, prompt: int, output: int,
+              precision: str | None, goal: str, slo: float | None = None,
+              kb: KnowledgeBase | None = None) -> tuple[int, float] | None:
+    """(chips, step or token time) of the fewest chips of ``other``'s system, above the count
+    that did not fit, on which the same search finds a layout: multiples of its fastest
+    level's group (a DGX's 8 GPUs) from :func:`least_chips`, :data:`FIT_TRIES` of them at
+    most; None where none of them fits or the knowledge base joins no more chips."""
+    from accelkb.advise import parts
+    from accelkb.perf.from_kb import system_spec
+
+    spec = other.spec
+    group = spec.levels[0].group_chips if spec.levels else 1
+    n = max(spec.chips + 1, least_chips(model, spec, phase))
+    n = math.ceil(n / group) * group
+    for _ in range(FIT_TRIES):
+        try:
+            bigger = system_spec(other.name, chips=n, kb=kb)
+        except InputError:
+            return None  # the knowledge base joins no more of them
+        try:
+            _, est, _ = parts.baseline(model, bigger, phase, gbs, prompt, output, precision,
+                                       goal, slo)
+        except InputError:
+            n += group
+            continue
+        return n, parts.as_estimate(est).time_s
+    return None
+
+
+def sentence(rows: list[Comparison], own: Any, phase: str, goal: str = "time") -> str:
+    """The compared systems in one sentence, each against this system's baseline ``own`` (an
+    :class:`~accelkb.advise.advice.Estimate`): its step or token time, how fast that is against
+    this system's (throughput instead for an inference goal of throughput, cost or energy), on
+    how many times the chips; a system that fits no layout says so with the fewest chips that
+    do (empty without comparisons)."""
+    unit = _UNIT[phase == "training"]
+    by_time = phase == "training" or goal == "latency"
+    out: list[str] = []
+    for c in rows:
+        name = f"{c.system} x{c.chips}" if c.scaled else c.system
+        if c.estimate is None:
+            out.append(f"{name}: no layout fits on its {c.chips} chips (the fewest that fit it: "
+                       f"{c.fewest_chips}, at {_time(c.fewest_chips_time_s or 0, phase)} {unit})"
+                       if c.fewest_chips else f"{name}: not estimated (see the comparison)")
+            continue
+        ratio = (own.time_s / c.estimate.time_s if by_time
+                 else c.estimate.tokens_per_s / own.tokens_per_s)
+        out.append(f"{name}: {_time(c.estimate.time_s, phase)} {unit} on {c.estimate.chips} "
+                   f"chips, {ratio:.2f}x {'the speed' if by_time else 'the throughput'} of this "
+                   f"system's {own.chips}")
+    return "Compared on the same workload: " + "; ".join(out) + "." if out else ""
