@@ -107,6 +107,9 @@ class Recommendation(_Frozen):
     published_effect: str = Field(default="", description="a published figure, with its source")
     derivation: list[str] = Field(default_factory=list, description="rule -> facts -> sources")
     solver_check: str = Field(default="", description="what the configuration solver said")
+    vendor_form: str = Field(default="", description="what the change is called on this "
+                             "vendor's chips, from the knowledge base (e.g. zero=3 on an IPU: "
+                             "Replicated Tensor Sharding)")
     command: str = Field(default="", description="the `accelkb estimate` command that gives "
                          "the 'after' figure (or the baseline's), when the layout changes")
     includes: list[str] = Field(default_factory=list, description="combined plan: the rows "

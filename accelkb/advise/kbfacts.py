@@ -81,3 +81,32 @@ def source_refs(kb: KnowledgeBase, iris: Iterable[str]) -> list[SourceRef]:
 def fact_value(facts: list[Fact], subject: str, prop: str) -> Fact | None:
     """The first fact with this subject and property."""
     return next((f for f in facts if f.subject == subject and f.property == prop), None)
+
+
+def vendor_forms(kb: KnowledgeBase, change: dict[str, Any], vendor: Any) -> str:
+    """What a layout change is called on ``vendor``'s chips, where the knowledge base has a
+    vendor's own form of the optimization that the change applies (``ak:perfConfigChange``)
+    related to it (``skos:related``, ``ak:appliesToVendor``): on an IPU, ``zero=3`` is
+    Graphcore's Replicated Tensor Sharding. '' where there is none."""
+    from rdflib.namespace import RDFS, SKOS
+
+    from accelkb.errors import InputError
+    from accelkb.perf.api import parse_parallel
+
+    g = kb.asserted
+    out = []
+    for opt, text in g.subject_objects(AK.perfConfigChange):
+        try:
+            applied = parse_parallel(str(text))
+        except InputError:
+            continue
+        if not applied or any(change.get(k) != v for k, v in applied.items()):
+            continue
+        for own in sorted(set(g.subjects(SKOS.related, opt)) | set(g.objects(opt, SKOS.related))):
+            if (own, AK.appliesToVendor, vendor) not in g:
+                continue
+            name = g.value(own, AK.vendorName) or g.value(own, RDFS.label)
+            what = g.value(own, SKOS.definition)
+            out.append(f"`{text}` is {name}, `{g.value(own, AK.shortName) or local(own)}`"
+                       + (f": {str(what).rstrip('.')}" if what else ""))
+    return "; ".join(dict.fromkeys(out))

@@ -30,7 +30,13 @@ from accelkb.advise.advice import Advice, Recommendation
 from accelkb.advise.citations import marker_iris, numbered
 from accelkb.advise.costs import Overrides, cost_rows, cost_sentence
 from accelkb.advise.costs import Workload as CostWorkload
-from accelkb.advise.kbfacts import facts_about, local, source_refs, subjects_of_system
+from accelkb.advise.kbfacts import (
+    facts_about,
+    local,
+    source_refs,
+    subjects_of_system,
+    vendor_forms,
+)
 from accelkb.advise.models import sizes as advise_sizes
 from accelkb.advise.models import workloads as advise_workloads
 from accelkb.advise.network import advantages as advise_advantages
@@ -252,12 +258,16 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     solver_rec, solver_note = advise_solver.solver_recommendation(model, spec, system, cfg, base, goal)
     if solver_rec is not None:
         recs.append(solver_rec)
+    recs = [r.model_copy(update={"vendor_form": form}) if (
+        form := vendor_forms(kb, r.configuration_change, vendor)) else r for r in recs]
     order = {"recommended": 0, "no-gain": 1, "already-applied": 2, "blocked": 3, "not-modelled": 4}
     recs.sort(key=lambda r: (order[r.status], -(r.speedup or 0.0), r.optimization))
     say("combining the compatible recommendations into one plan")
     plan = combined_plan(model, spec, cfg, base, recs,
                          lambda m, s, c: parts.estimate(m, s, c, wl["tokens"]), parts.key_time,
                          parts.as_estimate, check)
+    if plan is not None and (form := vendor_forms(kb, plan.configuration_change, vendor)):
+        plan = plan.model_copy(update={"vendor_form": form})
     model_ref = model_ref or wl["model"]
     seq = _workload_seq(kb, wl, model, phase)
 

@@ -142,6 +142,8 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
               + f"): {r.status}."]
         if r.configuration_change:
             L.append(f"Change: `{', '.join(f'{k}={v}' for k, v in r.configuration_change.items())}`.")
+        if r.vendor_form:
+            L.append(f"On these chips: {r.vendor_form}.")
         if r.command:
             L.append(f"Reproduce: `{r.command}`.")
         if r.blocked_by:
@@ -377,7 +379,9 @@ def _plan_section(a: Advice) -> list[str]:
             f"multiply. Applied together as one layout ({p.solver_check}): "
             f"{_t(p.before.time_s if p.before else None, a.phase)} → "
             f"{_t(p.after.time_s, a.phase)}, **{p.speedup or 0:.3f}x**.", "",
-            f"Change: `{change}`.", "", *([f"Reproduce: `{p.command}`.", ""] if p.command else []),
+            f"Change: `{change}`.", "", *([f"On these chips: {p.vendor_form}.", ""]
+                                          if p.vendor_form else []),
+            *([f"Reproduce: `{p.command}`.", ""] if p.command else []),
             "Includes:", "", *[f"- {x}" for x in p.includes], "",
             *(["Leaves out:", "", *[f"- {x}" for x in p.excludes], ""] if p.excludes else [])]
 

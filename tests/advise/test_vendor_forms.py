@@ -1,0 +1,26 @@
+"""A layout change is named as the vendor's software names it, where the knowledge base relates
+the two (from an audit): q1's solver layout on an IPU-POD said `zero=3`, which on IPUs is
+Graphcore's Replicated Tensor Sharding of the weights over the replicas, gathered over
+IPU-Links, and a Graphcore user looks for that name."""
+
+from __future__ import annotations
+
+from rdflib import URIRef
+
+from accelkb.advise.kbfacts import vendor_forms
+from accelkb.ontology.kb import KnowledgeBase
+
+GRAPHCORE = URIRef("https://w3id.org/accelkb/data/graphcore")
+NVIDIA = URIRef("https://w3id.org/accelkb/data/nvidia")
+
+
+def test_zero_3_on_an_ipu_is_replicated_tensor_sharding(kb: KnowledgeBase) -> None:
+    form = vendor_forms(kb, {"tp": 2, "zero": 3}, GRAPHCORE)
+    assert "`zero=3` is Replicated Tensor Sharding (RTS), `replicated-tensor-sharding`" in form
+    assert not form.endswith(".")
+
+
+def test_no_vendor_form_where_the_knowledge_base_has_none(kb: KnowledgeBase) -> None:
+    assert vendor_forms(kb, {"zero": 3}, NVIDIA) == ""
+    assert vendor_forms(kb, {"zero": 2}, GRAPHCORE) == ""  # RTS relates to ZeRO-1 and 3
+    assert vendor_forms(kb, {}, GRAPHCORE) == ""
