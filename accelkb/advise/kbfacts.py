@@ -102,7 +102,7 @@ def vendor_forms(kb: KnowledgeBase, change: dict[str, Any], vendor: Any) -> str:
             continue
         if not applied or any(change.get(k) != v for k, v in applied.items()):
             continue
-        for own in sorted(set(g.subjects(SKOS.related, opt)) | set(g.objects(opt, SKOS.related))):
+        for own in sorted({*g.subjects(SKOS.related, opt), *g.objects(opt, SKOS.related)}, key=str):
             if (own, AK.appliesToVendor, vendor) not in g:
                 continue
             name = g.value(own, AK.vendorName) or g.value(own, RDFS.label)
