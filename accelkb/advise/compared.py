@@ -95,8 +95,8 @@ def comparison(model: ModelSpec, other: Compared, phase: str, gbs: int, prompt: 
     """The workload on another system, by the same search as this system's baseline
     (``refine``: the step that follows the grid, e.g. the configuration solver's layout;
     ``tokens``: training, the workload's tokens, for the time and cost of the whole run;
-    ``kb``: the knowledge base the systems come from). Where
-    no layout fits, the row says the fewest chips of that system that do (:func:`first_fit`)."""
+    ``kb``: the knowledge base the systems come from). Where no layout fits, the row says the
+    fewest chips of that system that do (:func:`first_fit`)."""
     from accelkb.advise import parts
 
     spec = other.spec
@@ -107,7 +107,8 @@ def comparison(model: ModelSpec, other: Compared, phase: str, gbs: int, prompt: 
             est = parts.estimate(model, spec, cfg, tokens)
     except InputError as exc:
         error = str(exc).splitlines()[0]
-        fit = first_fit(model, other, phase, gbs, prompt, output, precision, goal, slo, kb)
+        fit = first_fit(model, other, phase, gbs, prompt, output, precision, goal, slo, kb,
+                        refine)
         if fit is None:
             return Comparison(system=other.name, chips=spec.chips, error=error,
                               scaled=where(other))
@@ -127,6 +128,7 @@ _UNIT = {True: "per step", False: "per token"}
 
 def _time(seconds: float, phase: str) -> str:
     return f"{seconds:.3g} s" if phase == "training" else f"{seconds * 1e3:.3g} ms"
+
 
 #: How many larger chip counts :func:`first_fit` tries before it gives up.
 FIT_TRIES = 6
@@ -148,11 +150,14 @@ def least_chips(model: ModelSpec, spec: SystemSpec, phase: str) -> int:
 
 def first_fit(model: ModelSpec, other: Compared, phase: str, gbs: int, prompt: int, output: int,
               precision: str | None, goal: str, slo: float | None = None,
-              kb: KnowledgeBase | None = None) -> tuple[int, float] | None:
+              kb: KnowledgeBase | None = None,
+              refine: Callable[[SystemSpec, tuple[Any, Any, str]], tuple[Any, Any, str]]
+              | None = None) -> tuple[int, float] | None:
     """(chips, step or token time) of the fewest chips of ``other``'s system, above the count
     that did not fit, on which the same search finds a layout: multiples of its fastest
     level's group (a DGX's 8 GPUs) from :func:`least_chips`, :data:`FIT_TRIES` of them at
-    most; None where none of them fits or the knowledge base joins no more chips."""
+    most; None where none of them fits or the knowledge base joins no more chips. ``refine`` as
+    in :func:`comparison`, so the time is the one ``--compare SYSTEM:CHIPS`` gives."""
     from accelkb.advise import parts
     from accelkb.perf.from_kb import system_spec
 
@@ -166,8 +171,9 @@ def first_fit(model: ModelSpec, other: Compared, phase: str, gbs: int, prompt: i
         except InputError:
             return None  # the knowledge base joins no more of them
         try:
-            _, est, _ = parts.baseline(model, bigger, phase, gbs, prompt, output, precision,
-                                       goal, slo)
+            found = parts.baseline(model, bigger, phase, gbs, prompt, output, precision, goal,
+                                   slo)
+            _, est, _ = refine(bigger, found) if refine is not None else found
         except InputError:
             n += group
             continue
