@@ -72,6 +72,7 @@ def test_q1_ipu_pod_training(q1: Advice) -> None:
     for r in [*q1.recommendations, *([q1.plan] if q1.plan else [])]:
         if r.configuration_change.get("zero") == 3:
             assert "Replicated Tensor Sharding" in r.vendor_form
+            assert r.label.endswith("on these chips Replicated Tensor Sharding (RTS)")
             assert f"On these chips: {r.vendor_form}." in render(q1, "md")
     # ... and the vision models people also train on a POD (ResNet-50, ViT), on every system
     # compared, with the cost of the run and the measured MLPerf run beside the model

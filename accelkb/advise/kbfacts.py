@@ -83,18 +83,20 @@ def fact_value(facts: list[Fact], subject: str, prop: str) -> Fact | None:
     return next((f for f in facts if f.subject == subject and f.property == prop), None)
 
 
-def vendor_forms(kb: KnowledgeBase, change: dict[str, Any], vendor: Any) -> str:
+def vendor_forms(kb: KnowledgeBase, change: dict[str, Any], vendor: Any
+                 ) -> list[tuple[str, str]]:
     """What a layout change is called on ``vendor``'s chips, where the knowledge base has a
     vendor's own form of the optimization that the change applies (``ak:perfConfigChange``)
     related to it (``skos:related``, ``ak:appliesToVendor``): on an IPU, ``zero=3`` is
-    Graphcore's Replicated Tensor Sharding. '' where there is none."""
+    Graphcore's Replicated Tensor Sharding. (the vendor's name, a sentence saying what it is)
+    per form; empty where there is none."""
     from rdflib.namespace import RDFS, SKOS
 
     from accelkb.errors import InputError
     from accelkb.perf.api import parse_parallel
 
     g = kb.asserted
-    out = []
+    out: dict[str, str] = {}
     for opt, text in g.subject_objects(AK.perfConfigChange):
         try:
             applied = parse_parallel(str(text))
@@ -105,8 +107,8 @@ def vendor_forms(kb: KnowledgeBase, change: dict[str, Any], vendor: Any) -> str:
         for own in sorted({*g.subjects(SKOS.related, opt), *g.objects(opt, SKOS.related)}, key=str):
             if (own, AK.appliesToVendor, vendor) not in g:
                 continue
-            name = g.value(own, AK.vendorName) or g.value(own, RDFS.label)
+            name = str(g.value(own, AK.vendorName) or g.value(own, RDFS.label))
             what = g.value(own, SKOS.definition)
-            out.append(f"`{text}` is {name}, `{g.value(own, AK.shortName) or local(own)}`"
-                       + (f": {str(what).rstrip('.')}" if what else ""))
-    return "; ".join(dict.fromkeys(out))
+            out.setdefault(name, f"`{text}` is {name}, `{g.value(own, AK.shortName) or local(own)}`"
+                           + (f": {str(what).rstrip('.')}" if what else ""))
+    return list(out.items())

@@ -258,16 +258,15 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
     solver_rec, solver_note = advise_solver.solver_recommendation(model, spec, system, cfg, base, goal)
     if solver_rec is not None:
         recs.append(solver_rec)
-    recs = [r.model_copy(update={"vendor_form": form}) if (
-        form := vendor_forms(kb, r.configuration_change, vendor)) else r for r in recs]
+    recs = [_vendor_named(r, vendor_forms(kb, r.configuration_change, vendor)) for r in recs]
     order = {"recommended": 0, "no-gain": 1, "already-applied": 2, "blocked": 3, "not-modelled": 4}
     recs.sort(key=lambda r: (order[r.status], -(r.speedup or 0.0), r.optimization))
     say("combining the compatible recommendations into one plan")
     plan = combined_plan(model, spec, cfg, base, recs,
                          lambda m, s, c: parts.estimate(m, s, c, wl["tokens"]), parts.key_time,
                          parts.as_estimate, check)
-    if plan is not None and (form := vendor_forms(kb, plan.configuration_change, vendor)):
-        plan = plan.model_copy(update={"vendor_form": form})
+    if plan is not None:
+        plan = _vendor_named(plan, vendor_forms(kb, plan.configuration_change, vendor))
     model_ref = model_ref or wl["model"]
     seq = _workload_seq(kb, wl, model, phase)
 
@@ -378,6 +377,17 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
         measured=[m[0] for m in measured], seconds=time.perf_counter() - started)
     assert_advice(kb, advice, sys_iri, wl["iri"])
     return advice
+
+
+def _vendor_named(rec: Recommendation, forms: list[tuple[str, str]]) -> Recommendation:
+    """The recommendation with the vendor's own names of its change (ZeRO-3 on an IPU:
+    Replicated Tensor Sharding) in its label, which the answer quotes, and in full under the
+    change."""
+    if not forms:
+        return rec
+    names = " / ".join(name for name, _ in forms)
+    return rec.model_copy(update={"label": f"{rec.label}, on these chips {names}",
+                                  "vendor_form": "; ".join(text for _, text in forms)})
 
 
 def _constraint_checked(rec: Recommendation, check: Any, cfg: Any) -> Recommendation:

@@ -15,12 +15,15 @@ NVIDIA = URIRef("https://w3id.org/accelkb/data/nvidia")
 
 
 def test_zero_3_on_an_ipu_is_replicated_tensor_sharding(kb: KnowledgeBase) -> None:
-    form = vendor_forms(kb, {"tp": 2, "zero": 3}, GRAPHCORE)
-    assert "`zero=3` is Replicated Tensor Sharding (RTS), `replicated-tensor-sharding`" in form
-    assert not form.endswith(".")
+    forms = vendor_forms(kb, {"tp": 2, "zero": 3}, GRAPHCORE)
+    assert [name for name, _ in forms] == ["Replicated Tensor Sharding (RTS)"]
+    text = forms[0][1]
+    assert text.startswith("`zero=3` is Replicated Tensor Sharding (RTS), "
+                           "`replicated-tensor-sharding`: Shard tensors")
+    assert not text.endswith(".")
 
 
 def test_no_vendor_form_where_the_knowledge_base_has_none(kb: KnowledgeBase) -> None:
-    assert vendor_forms(kb, {"zero": 3}, NVIDIA) == ""
-    assert vendor_forms(kb, {"zero": 2}, GRAPHCORE) == ""  # RTS relates to ZeRO-1 and 3
-    assert vendor_forms(kb, {}, GRAPHCORE) == ""
+    assert vendor_forms(kb, {"zero": 3}, NVIDIA) == []
+    assert vendor_forms(kb, {"zero": 2}, GRAPHCORE) == []  # RTS relates to ZeRO-1 and 3
+    assert vendor_forms(kb, {}, GRAPHCORE) == []
