@@ -141,6 +141,12 @@ class Comparison(_Frozen):
     scaled: str = Field(default="", description="where the system was run at more chips than it "
                         "has (--compare SYSTEM:CHIPS): the larger system of the knowledge base "
                         "that joined them; '' at its own size")
+    system_chips: int | None = Field(default=None, description="the chips of the system it ran "
+                                     "on (as asked, or the system's own); the layout may use "
+                                     "fewer (one replica), given in chips")
+    own_chips: int | None = Field(default=None, description="the chips of the system as the "
+                                  "knowledge base describes it (a DGX H100's 8): more chips "
+                                  "than this are joined by a network its price leaves out")
     fewest_chips: int | None = Field(default=None, description="where no layout fits: the "
                                      "fewest chips of the system on which one does")
     fewest_chips_time_s: float | None = Field(default=None, description="the step or token time "

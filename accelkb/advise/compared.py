@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from accelkb.advise.advice import Comparison
+from accelkb.advise.baseline import INFER_PRECISIONS
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.ontology.namespace import AK
@@ -41,11 +42,13 @@ class Target(NamedTuple):
 
 
 class Compared(NamedTuple):
-    """A resolved target: the knowledge base's short name, and the spec the workload runs on
-    (``spec.name`` is another system where the target was scaled out)."""
+    """A resolved target: the knowledge base's short name, the spec the workload runs on
+    (``spec.name`` is another system where the target was scaled out) and the chips of the
+    system itself."""
 
     name: str
     spec: SystemSpec
+    own_chips: int
 
 
 def parse_target(text: str) -> Target:
@@ -66,25 +69,47 @@ def resolve(kb: KnowledgeBase, texts: list[str] | tuple[str, ...]) -> list[Compa
     chip count no system of the knowledge base reaches (both bad input)."""
     from accelkb.perf.from_kb import system_spec
 
-    out = []
+    out: list[Compared] = []
     for text in texts:
         target = parse_target(text)
         iri = kb.resolve("system", target.name)
         name = str(kb.asserted.value(iri, AK.shortName) or target.name)
+        own = system_spec(name, kb=kb)
+        group = own.levels[0].group_chips if own.levels else 1
+        if target.chips is not None and target.chips > own.chips and target.chips % group:
+            raise InputError(f"--compare {text}: expected a whole number of {name}'s "
+                             f"{group}-chip building blocks above its own {own.chips} chips "
+                             f"(e.g. {target.chips - target.chips % group or group} or "
+                             f"{target.chips + group - target.chips % group}), got "
+                             f"{target.chips}")
         try:
             spec = system_spec(name, chips=target.chips, kb=kb)
         except InputError as exc:
             raise InputError(f"--compare {text}: {exc}") from exc
-        out.append(Compared(name, spec))
+        if any(o.name == name and o.spec.chips == spec.chips for o in out):
+            continue  # the same system at the same size, named twice
+        out.append(Compared(name, spec, own.chips))
     return out
 
 
-def where(c: Compared) -> str:
-    """'' for a system at its own size, else how it was scaled out (a report's note)."""
-    if c.spec.name == c.name:
-        return ""
-    return (f"{c.spec.chips} chips of {c.spec.name} ({c.name} scaled out; priced per chip as "
-            f"{c.name})")
+def where(c: Compared, used: int | None = None) -> str:
+    """A report's note on where the workload ran: on a larger system that scales this one out,
+    and on part of the chips (one replica, ``used`` of them); '' for all of a system's own.
+
+    >>> from accelkb.perf.from_kb import system_spec
+    >>> where(Compared("dgx-h100", system_spec("dgx-h100", chips=64), 8), used=4)
+    '64 chips of dgx-h100-superpod (dgx-h100 scaled out; priced per chip as dgx-h100); one \
+replica on 4 of them, 16 such fit'
+    """
+    notes = []
+    if c.spec.name != c.name:
+        notes.append(f"{c.spec.chips} chips of {c.spec.name} ({c.name} scaled out; priced per "
+                     f"chip as {c.name})")
+    elif c.spec.chips != c.own_chips:
+        notes.append(f"{c.spec.chips} of a {c.name}'s {c.own_chips} chips")
+    if used is not None and used < c.spec.chips:
+        notes.append(f"one replica on {used} of them, {c.spec.chips // used} such fit")
+    return "; ".join(notes)
 
 
 def comparison(model: ModelSpec, other: Compared, phase: str, gbs: int, prompt: int, output: int,
@@ -109,18 +134,20 @@ def comparison(model: ModelSpec, other: Compared, phase: str, gbs: int, prompt: 
         error = str(exc).splitlines()[0]
         fit = first_fit(model, other, phase, gbs, prompt, output, precision, goal, slo, kb,
                         refine)
+        row = Comparison(system=other.name, chips=spec.chips, error=error, scaled=where(other),
+                         system_chips=spec.chips, own_chips=other.own_chips)
         if fit is None:
-            return Comparison(system=other.name, chips=spec.chips, error=error,
-                              scaled=where(other))
+            return row
         n, time_s = fit
-        error += (f"; the fewest {other.name} chips that fit it: {n}, at {_time(time_s, phase)} "
-                  f"{_UNIT[phase == 'training']} (--compare {other.name}:{n})")
-        return Comparison(system=other.name, chips=spec.chips, error=error, scaled=where(other),
-                          fewest_chips=n, fewest_chips_time_s=time_s)
+        return row.model_copy(update={
+            "error": f"{error}; the fewest {other.name} chips that fit it: {n}, at "
+                     f"{_time(time_s, phase)} {_UNIT[phase == 'training']} (--compare "
+                     f"{other.name}:{n})", "fewest_chips": n, "fewest_chips_time_s": time_s})
     e = parts.as_estimate(est).model_copy(update={"ranges": parts.ranges(est, spec.chip.vendor)})
     per_watt = e.tokens_per_s / e.power_w if e.power_w else None
     return Comparison(system=other.name, chips=e.chips, estimate=e,
-                      tokens_per_s_per_watt=per_watt, scaled=where(other))
+                      tokens_per_s_per_watt=per_watt, scaled=where(other, e.chips),
+                      system_chips=spec.chips, own_chips=other.own_chips)
 
 
 _UNIT = {True: "per step", False: "per token"}
@@ -130,6 +157,7 @@ def _time(seconds: float, phase: str) -> str:
     return f"{seconds:.3g} s" if phase == "training" else f"{seconds * 1e3:.3g} ms"
 
 
+
 #: How many larger chip counts :func:`first_fit` tries before it gives up.
 FIT_TRIES = 6
 
@@ -137,13 +165,19 @@ FIT_TRIES = 6
 def least_chips(model: ModelSpec, spec: SystemSpec, phase: str) -> int:
     """Fewest chips whose memory holds the model's state at all, sharded over every chip
     (ZeRO-3): training, 16-bit weights, FP32 gradients and Adam state
-    (:func:`accelkb.perf.memory.model_state_bytes`); inference, the 16-bit weights. A lower
-    bound: activations, the KV cache and whole layers per stage need more."""
+    (:func:`accelkb.perf.memory.model_state_bytes`); inference, the weights at the narrowest
+    precision the chip computes in, since the layout search falls back to it where the
+    workload's do not fit (Groq's INT8). A lower bound: activations, the KV cache and whole
+    layers per stage need more."""
     from accelkb.perf.memory import model_state_bytes
-    from accelkb.perf.shapes import total_params
+    from accelkb.perf.shapes import BYTES_PER, total_params
 
     params = total_params(model)
-    need = (sum(model_state_bytes(params, 1).values()) if phase == "training" else 2.0 * params)
+    if phase == "training":
+        need = sum(model_state_bytes(params, 1).values())
+    else:
+        need = min([BYTES_PER[p] for p in spec.chip.peak_flops if p in INFER_PRECISIONS]
+                   or [2.0]) * params
     per_chip = sum(t.capacity_bytes for t in spec.chip.memory_tiers)
     return max(1, math.ceil(need / per_chip))
 
@@ -191,7 +225,8 @@ def sentence(rows: list[Comparison], own: Any, phase: str, goal: str = "time") -
     by_time = phase == "training" or goal == "latency"
     out: list[str] = []
     for c in rows:
-        name = f"{c.system} x{c.chips}" if c.scaled else c.system
+        size = c.system_chips or c.chips
+        name = c.system if size == (c.own_chips or size) else f"{c.system} x{size}"
         if c.estimate is None:
             out.append(f"{name}: no layout fits on its {c.chips} chips (the fewest that fit it: "
                        f"{c.fewest_chips}, at {_time(c.fewest_chips_time_s or 0, phase)} {unit})"

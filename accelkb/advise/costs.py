@@ -118,7 +118,7 @@ def _price_words(quote: Any, hour: Any) -> str:
 
 def cost_rows(kb: KnowledgeBase, system: str, base: Estimate, phase: str,
               comparisons: list[Comparison], overrides: Overrides = NO_OVERRIDES,
-              api: Workload | None = None) -> list[CostRow]:
+              api: Workload | None = None, system_chips: int | None = None) -> list[CostRow]:
     """This system's row first, then one per compared system that has an estimate, all priced
     by the kind of price most of them have (:func:`common_kind`: a purchase against a purchase,
     a cloud rate against a cloud rate), so which system is named first does not change which is
@@ -129,16 +129,35 @@ def cost_rows(kb: KnowledgeBase, system: str, base: Estimate, phase: str,
     the model served on its chip, marked as a market price."""
     prefer = common_kind(kb, [system, *(c.system for c in comparisons if c.estimate is not None)],
                          api)
-    me = cost_row(kb, system, base, phase, prefer, overrides=overrides, api=api)
+    me = _part(cost_row(kb, system, base, phase, prefer, overrides=overrides, api=api),
+               system_chips)
     others = Overrides(None, overrides.kwh_price, overrides.pue)
-    return [me] + [_scaled(cost_row(kb, c.system, c.estimate, phase, prefer, others, api), c)
+    return [me] + [_part(_scaled(cost_row(kb, c.system, c.estimate, phase, prefer, others, api),
+                                 c), c.system_chips)
                    for c in comparisons if c.estimate is not None]
+
+
+def _part(row: CostRow, system_chips: int | None) -> CostRow:
+    """A layout on part of a system's chips is priced for the chips it uses (the rest can serve
+    other work); the row says so, and what the whole system's price would make it."""
+    if system_chips is None or row.usd_per_hour is None or row.chips >= system_chips:
+        return row
+    fit = system_chips // row.chips
+    idle = system_chips - fit * row.chips
+    words = (f"{row.chips} of the system's {system_chips} chips priced (one replica of this "
+             f"layout; {fit} fit" + (
+                 ", so the whole system costs the same per token)" if not idle else
+                 f", leaving {idle} chips that hold no replica: the whole system costs "
+                 f"{system_chips / (fit * row.chips):.2f}x per token unless they serve other "
+                 "work)"))
+    return row.model_copy(update={"basis": [*row.basis, words], "price": f"{row.price}; {words}"})
 
 
 def _scaled(row: CostRow, c: Comparison) -> CostRow:
     """A system compared at more chips than it has (``--compare SYSTEM:CHIPS``) is priced per
-    chip of its own quote; a purchase then leaves out the network that joins the systems."""
-    if not c.scaled or row.price_kind != "purchase":
+    chip of its own quote; a purchase of chips beyond one system then leaves out the network
+    that joins the systems."""
+    if row.price_kind != "purchase" or c.own_chips is None or c.chips <= c.own_chips:
         return row
     words = (f"{c.chips} chips priced per chip as {c.system}: the network that joins the "
              "systems (switches, cables) is not in the price")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from rdflib import URIRef
 
@@ -287,39 +287,43 @@ def _cheapest(model: ModelSpec, system: SystemSpec, prompt: int, output: int,
     best: Any = None
     tried = 0
     last = ""
+    search: Literal["cost", "energy"] = "cost" if goal == "cost" else "energy"
     for batch in BATCHES:
         try:
-            ib = best_inference_config(model, system, prompt, output, batch, precision,
-                                       "throughput")
-        except InputError as exc:
-            last = str(exc).splitlines()[0]
-            break  # a larger batch fits no better
-        tried += ib.tried
-        est = ib.estimate
-        if est.waves > 1:  # the batch does not fit at once: serve what does, then stop
-            ib = best_inference_config(model, system, prompt, output,
-                                       math.ceil(batch / est.waves), precision, "throughput")
+            ib = best_inference_config(model, system, prompt, output, batch, precision, search,
+                                       slo)
             tried += ib.tried
             est = ib.estimate
-        if slo is not None and est.tokens_per_s_per_user < slo:
-            break  # per-user speed only falls with the batch
-        key = (-est.end_to_end_tokens_per_s if goal == "cost"
+            if est.waves > 1:  # the batch does not fit at once: serve what does, then stop
+                ib = best_inference_config(model, system, prompt, output,
+                                           math.ceil(batch / est.waves), precision, search, slo)
+                tried += ib.tried
+                est = ib.estimate
+        except InputError as exc:
+            last = str(exc).splitlines()[0]
+            break  # a larger batch fits no better, nor is it faster per user
+        # the hour of a chip costs the same whatever it serves: $ per token goes with tokens/s
+        # per chip used
+        key = (-est.end_to_end_tokens_per_s / est.chips if goal == "cost"
                else (est.joules_per_token or float("inf")))
         if best is None or key < best[0]:
             best = (key, ib)
         if ib.config.batch < batch:
             break  # larger batches only queue
     if best is None:
-        why = (f"no batch keeps {slo:g} tokens/s per user" if slo is not None else last)
-        raise InputError(f"no inference layout of {model.name} on {system.name} meets the goal: "
-                         f"{why}")
+        raise InputError(last if last.startswith("no inference layout") else
+                         f"no inference layout of {model.name} on {system.name} meets the goal: "
+                         f"{last}")
     ib = best[1]
-    what = "most tokens per second (least $ per token)" if goal == "cost" else \
+    what = "most tokens per second per chip used (least $ per token)" if goal == "cost" else \
         "fewest joules per token"
     slo_words = f", keeping {slo:g} tokens/s per user" if slo is not None else \
         ", with no per-user speed target (--slo-tokens-per-s-per-user)"
+    flight = (f"batch {ib.config.batch} on each of {ib.config.pp} pipeline stages" if
+              ib.config.pipelined else f"batch {ib.config.batch}")
     note = (f"{what} over batches {BATCHES[0]}-{BATCHES[-1]} and {tried} layouts{slo_words}: "
-            f"batch {ib.config.batch} at {ib.config.precision.upper()}")
+            f"{flight} at {ib.config.precision.upper()}, on {ib.estimate.chips} of "
+            f"{system.chips} chips")
     return ib.config, ib.estimate, note
 
 
@@ -385,8 +389,12 @@ def one_power_boundary(own: SystemSpec, own_est: Any, others: list[tuple[SystemS
         s, c.estimate.tokens_per_s, c.estimate.power_w)}) if c.estimate is not None else c
         for s, c in others]
     return out, _per_watt_at_tdp(own, own_est.tokens_per_s, own_est.power_w), (
-        "tokens/s per W at each chip's TDP (each run's activity kept): the knowledge base's "
-        f"full-power figures differ in scope ({listed})")
+        f"{AT_TDP} (each run's activity kept): the knowledge base's full-power figures differ "
+        f"in scope ({listed})")
+
+
+#: How a per-watt basis that puts every system on its chips' TDP begins.
+AT_TDP = "tokens/s per W at each chip's TDP"
 
 
 _SCOPE_WORDS = {"system": "the whole system's maximum", "chip": "the chip's TDP",

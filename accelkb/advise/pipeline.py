@@ -350,7 +350,8 @@ def advise(system: str, workload: str, chips: int | None = None, goal: str = "ti
                               scaling, net_words, plan)
     say("pricing the baseline and the systems compared")
     costs = cost_rows(kb, system, est, phase, comparisons, Overrides(price, kwh_price, pue),
-                      CostWorkload(wl["model_iri"], wl["prompt"] or 0, wl["output"] or 0))
+                      CostWorkload(wl["model_iri"], wl["prompt"] or 0, wl["output"] or 0),
+                      spec.chips)
     if goal in ("cost", "energy"):
         answer = cost_sentence(costs, goal) + " " + answer
     if comparisons:

@@ -8,12 +8,14 @@ from __future__ import annotations
 import html
 import json
 import re
+from typing import Any
 
 from accelkb.advise.advice import Advice, Estimate
 from accelkb.advise.costs import like_for_like
 from accelkb.advise.figures import figures
 from accelkb.advise.figures import label as label_of
 from accelkb.advise.network.render import network_sections
+from accelkb.advise.parts import AT_TDP
 from accelkb.errors import InputError
 
 FORMATS = ("md", "html", "json")
@@ -42,7 +44,15 @@ def _layout(e: Estimate) -> str:
     c = e.configuration
     parts = [f"{k}={c[k]}" for k in ("tp", "pp", "dp", "batch") if k in c and
              (k in ("tp", "pp") or (c[k] or 1) != 1)]
+    if c.get("pipelined"):
+        parts.append(f"pipelined: {_in_flight(c)} in flight")
     return ", ".join(parts)
+
+
+def _in_flight(c: dict[str, Any]) -> int:
+    """Sequences an inference layout serves at once: its batch, on every pipeline stage where
+    the stages work on different batches (``pipelined``)."""
+    return int(c.get("batch", 1)) * (int(c.get("pp", 1)) if c.get("pipelined") else 1)
 
 
 def _mem(e: Estimate | None) -> str:
@@ -395,11 +405,12 @@ def _batches(a: Advice) -> str:
     priced = {r.system for r in a.costs}
     runs = [(a.system, a.baseline)] + [(c.system, c.estimate) for c in a.comparisons
                                        if c.estimate is not None]
-    batch = {name: est.configuration.get("batch", 1) for name, est in runs if name in priced}
+    batch = [(f"{name} x{est.chips}" if sum(n == name for n, _ in runs) > 1 else name,
+              _in_flight(est.configuration)) for name, est in runs if name in priced]
     if not batch:
         return ""
-    head = (f"each at batch {next(iter(batch.values()))}" if len(set(batch.values())) == 1
-            else ", ".join(f"{name} at batch {b}" for name, b in batch.items()))
+    head = (f"each with {batch[0][1]} sequences in flight" if len({b for _, b in batch}) == 1
+            else ", ".join(f"{name} with {b} in flight" for name, b in batch))
     tail = "" if a.goal == "cost" else "; a larger batch costs less per token: --goal cost " \
         "searches it"
     return f" ({head}{tail})"
@@ -438,7 +449,12 @@ def _cost_section(a: Advice) -> list[str]:
     warning = like_for_like(a.costs)
     energy = ["kWh per million tokens includes the facility's PUE (the data centre's energy "
               "on top of the chips'); tokens/J is at the chips."]
-    if a.per_watt_basis:
+    if a.per_watt_basis.startswith(AT_TDP):
+        energy.append("Both are on each system's own full-power figure (a server's includes "
+                      "its hosts and fans), what a data centre pays for; the comparison's "
+                      "tokens/s per W puts every system on its chips' TDP instead, so the two "
+                      "columns differ for a system whose figure is a whole server's.")
+    elif a.per_watt_basis:
         energy.append("Both are on each system's own full-power figure, whose scope differs "
                       "here (see the comparison's per-watt note).")
     return [*L, "", " ".join(energy), "",

@@ -33,6 +33,16 @@ def test_a_count_no_system_reaches_fails_before_any_estimate(kb: KnowledgeBase) 
         compared.resolve(kb, ["dgx-h100:4000"])
 
 
+def test_more_chips_come_in_whole_building_blocks(kb: KnowledgeBase) -> None:
+    # 12 GPUs are a DGX and a half: no layout can even be formed on them (the audit's run said
+    # "no layout fits" after trying 0 layouts)
+    with pytest.raises(InputError, match=r"dgx-h100's 8-chip building blocks .*\(e.g. 8 or 16\)"):
+        compared.resolve(kb, ["dgx-h100:12"])
+    part = compared.resolve(kb, ["dgx-h100:4"])[0]  # part of one node is a real choice
+    assert part.spec.chips == 4 and compared.where(part) == "4 of a dgx-h100's 8 chips"
+    assert len(compared.resolve(kb, ["dgx-h100", "dgx-h100:8", "dgx-h100:16"])) == 2
+
+
 def test_cli_exits_2_on_a_malformed_target(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["advise", "--system", "ipu-pod16", "--workload", "gpt3-2.7b-training",
                  "--compare", "dgx-h100:zero", "--quiet"])
@@ -43,6 +53,7 @@ def test_cli_exits_2_on_a_malformed_target(capsys: pytest.CaptureFixture[str]) -
 def test_a_system_at_more_chips_runs_on_the_system_built_of_it(kb: KnowledgeBase) -> None:
     own, scaled = compared.resolve(kb, ["dgx-h100", "dgx-h100:16"])
     assert (own.spec.name, own.spec.chips, compared.where(own)) == ("dgx-h100", 8, "")
+    assert own.own_chips == scaled.own_chips == 8
     assert (scaled.name, scaled.spec.chips) == ("dgx-h100", 16)
     assert scaled.spec.name != "dgx-h100"  # two nodes need the network between nodes
     assert len(scaled.spec.levels) == 2
@@ -65,6 +76,10 @@ def test_a_scaled_purchase_says_the_network_is_not_priced(kb: KnowledgeBase) -> 
     assert rows[1].price_kind == rows[2].price_kind == "purchase"
     assert "not in the price" not in rows[1].price
     assert "not in the price" in rows[2].price
+    # a part of one system needs no network between systems
+    half = own.model_copy(update={"chips": 4, "system_chips": 4})
+    row = cost_rows(kb, "ipu-pod16", own.estimate, "training", [half])[1]
+    assert "not in the price" not in row.price
     # per chip, 16 GPUs cost what 8 do, twice
     assert rows[2].usd_per_hour == pytest.approx(2 * rows[1].usd_per_hour, rel=1e-6)
 
@@ -115,7 +130,8 @@ def _est(chips: int, time_s: float) -> Estimate:
 
 def test_the_answer_sentence_puts_each_system_against_this_one() -> None:
     own = _est(16, 600.0)
-    rows = [Comparison(system="dgx-h100", chips=48, estimate=_est(48, 150.0), scaled="48 of x"),
+    rows = [Comparison(system="dgx-h100", chips=48, estimate=_est(48, 150.0), scaled="48 of x",
+                       system_chips=48, own_chips=8),
             Comparison(system="dgx-a100", chips=8, error="does not fit", fewest_chips=48,
                        fewest_chips_time_s=400.0),
             Comparison(system="odd", chips=8, error="no network")]
@@ -128,3 +144,17 @@ def test_the_answer_sentence_puts_each_system_against_this_one() -> None:
                              _est(8, 0.01), "inference", "throughput")
     assert "20 ms per token on 8 chips, 0.50x the throughput" in text
     assert compared.sentence([], own, "training") == ""
+
+
+def test_the_lower_bound_for_inference_is_at_the_narrowest_precision(kb: KnowledgeBase) -> None:
+    # the audit's run: Groq's 16-bit bound (600 chips) was above the 328 its INT8 layout uses
+    from accelkb.perf.shapes import total_params
+
+    model = model_spec("llama2-70b")
+    rack = system_spec("groqrack", kb=kb)
+    cap = sum(t.capacity_bytes for t in rack.chip.memory_tiers)
+    n = compared.least_chips(model, rack, "inference")
+    assert (n - 1) * cap < total_params(model) <= n * cap  # one byte per weight
+    fit = compared.first_fit(model, compared.resolve(kb, ["groqrack"])[0], "inference", 0, 550,
+                             150, "bf16", "latency", kb=kb)
+    assert fit is not None and n <= fit[0] < 2 * n

@@ -59,13 +59,16 @@ def test_an_inference_cost_table_says_each_rows_batch() -> None:
 
     a = advise("dgx-h100", "llama2-70b-inference", compare=["dgx-a100"], goal="energy")
     text = render(a, "md")
-    batches = {a.baseline.configuration["batch"],
-               *(c.estimate.configuration["batch"] for c in a.comparisons if c.estimate)}
+    def in_flight(c: dict[str, int]) -> int:  # a pipelined layout has a batch on each stage
+        return c["batch"] * (c["pp"] if c["pipelined"] else 1)
+
+    batches = {in_flight(a.baseline.configuration),
+               *(in_flight(c.estimate.configuration) for c in a.comparisons if c.estimate)}
     line = next(x for x in text.splitlines() if x.startswith("Per million generated tokens"))
     if len(batches) == 1:
-        assert f"(each at batch {batches.pop()}" in line
+        assert f"(each with {batches.pop()} sequences in flight" in line
     else:
-        assert f"dgx-h100 at batch {a.baseline.configuration['batch']}" in line
+        assert f"dgx-h100 with {in_flight(a.baseline.configuration)} in flight" in line
     assert "--goal cost searches it" in line
 
 
