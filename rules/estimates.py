@@ -43,9 +43,11 @@ from accelkb.perf.specs import ModelSpec, NetworkLevelSpec, SystemSpec
 
 PROV_NS = "http://www.w3.org/ns/prov#"
 BYTES_PER = {"fp32": 4.0, "tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0}
-#: Mixed-precision Adam: fp16 weights + fp16 gradients + fp32 master, momentum, variance
-#: (kb:bottleneck-memory-capacity's formula, Rajbhandari et al. 2020).
-STATE_BYTES_PER_PARAM = 16.0
+#: Mixed-precision Adam as the performance model's memory check counts it: 16-bit weights,
+#: fp32 gradients (Megatron's; TrainingConfig.grad_bytes), fp32 master weights, momentum and
+#: variance. Rajbhandari et al. 2020 (kb:bottleneck-memory-capacity) count 16 B with 16-bit
+#: gradients; a finding and the memory check beside it must say the same bytes.
+STATE_BYTES_PER_PARAM = 2.0 + TrainingConfig.model_fields["grad_bytes"].default + 12.0
 #: Input bytes per token: int32 token ids as data loaders feed them.
 INPUT_BYTES_PER_TOKEN = 4.0
 _FAST = ("sram", "hbm")
@@ -220,10 +222,11 @@ def _training(kb: KnowledgeBase, workload: URIRef, model: ModelSpec, spec: Syste
               params: float, parallel: str | None, q: dict[str, Quantity],
               notes: list[str]) -> bool | None:
     state = STATE_BYTES_PER_PARAM * params
-    q["modelStateBytes"] = Quantity(value=state, formula="16 B/param x parameters (fp16 "
-                                    "weights and gradients, fp32 master weights and Adam moments)",
-                                    ref="accelkb.perf.shapes.total_params",
-                                    inputs={"parameters": params, "bytes_per_param": 16.0})
+    q["modelStateBytes"] = Quantity(
+        value=state, formula=f"{STATE_BYTES_PER_PARAM:g} B/param x parameters (16-bit weights, "
+        "fp32 gradients, fp32 master weights and Adam moments, as the memory check counts "
+        "them; ZeRO's 16 B has 16-bit gradients)", ref="accelkb.perf.shapes.total_params",
+        inputs={"parameters": params, "bytes_per_param": STATE_BYTES_PER_PARAM})
     gbs = int(_num(kb, workload, AK.globalBatchSize) or 512)
     tp, pp, fits = _split(model, spec, state)
     dp = max(1, spec.chips // (tp * pp))

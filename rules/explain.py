@@ -327,7 +327,7 @@ def explain(kb: KnowledgeBase, fact: URIRef | str | Sequence[Node], *,
     >>> finding = next(f for f in report.findings if f.rule == "memory-capacity-bound")
     >>> print(explain(kb, finding.iri).text)  # doctest: +NORMALIZE_WHITESPACE
     Graphcore IPU-POD64 is memory-capacity bound for GPT-3 175B training because model state
-    2.8 TB > 57.6 GB of aggregate on-chip SRAM over 64 chips
+    3.15 TB > 57.6 GB of aggregate on-chip SRAM over 64 chips
     """
     walker = _Walker(kb, max_depth)
     if isinstance(fact, str | URIRef):

@@ -182,8 +182,10 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
               "Each system at the best layout found by the same search (the layout grid, then "
               "for a time, latency or throughput goal in inference the Z3 configuration solver "
               "over every precision the chip supports; for a cost or energy goal the batch "
-              "that serves cheapest, at the workload's precision), at the same sequence "
-              "lengths. Times carry their ranges.", "",
+              "and layout that serve cheapest, at the workload's precision where the weights "
+              "fit, else the narrowest the chip computes in), at the same sequence lengths. "
+              "Rows may therefore differ in precision: the column says which each runs at. "
+              "Times carry their ranges.", "",
               "| system | chips used | layout | precision | time | tokens/s | tokens/s per W | "
               "note |", "|---|---|---|---|---|---|---|---|"]
         for c in a.comparisons:

@@ -33,8 +33,12 @@ def solver_recommendation(model: ModelSpec, system: SystemSpec, system_name: str
         from accelkb.solver import configure
     except ImportError:
         return None, "configuration solver not installed"
-    if not isinstance(cfg, TrainingConfig):
-        return None, "configuration solver used for training layouts only in reports"
+    if not isinstance(cfg, TrainingConfig):  # the solver already searched the baseline
+        return None, ("Z3 configuration solver: searched the inference baseline's layout itself "
+                      "(see the baseline's note), so it makes no recommendation of its own"
+                      if goal in ("time", "latency", "throughput") else
+                      "Z3 configuration solver: not used for a cost or energy goal, whose "
+                      "baseline is the search over batches and layouts (see the baseline's note)")
     try:
         res = configure(model=model.name, system=system_name, phase="training", chips=system.chips,
                         global_batch=cfg.global_batch, seq_len=model.seq_len,

@@ -27,3 +27,19 @@ def test_no_vendor_form_where_the_knowledge_base_has_none(kb: KnowledgeBase) -> 
     assert vendor_forms(kb, {"zero": 3}, NVIDIA) == []
     assert vendor_forms(kb, {"zero": 2}, GRAPHCORE) == []  # RTS relates to ZeRO-1 and 3
     assert vendor_forms(kb, {}, GRAPHCORE) == []
+
+
+def test_the_solver_note_of_an_inference_report_says_what_the_solver_did() -> None:
+    """The report said 'configuration solver used for training layouts only' below an
+    inference baseline the solver had searched (from an audit)."""
+    from accelkb.advise.solver import solver_recommendation
+    from accelkb.perf.from_kb import model_spec, system_spec
+    from accelkb.perf.inference import InferenceConfig
+
+    model, spec = model_spec("llama2-7b"), system_spec("dgx-h100")
+    rec, note = solver_recommendation(model, spec, "dgx-h100", InferenceConfig(), None,  # type: ignore[arg-type]
+                                      "latency")
+    assert rec is None and "searched the inference baseline's layout itself" in note
+    _, note = solver_recommendation(model, spec, "dgx-h100", InferenceConfig(), None,  # type: ignore[arg-type]
+                                    "cost")
+    assert "not used for a cost or energy goal" in note

@@ -37,7 +37,7 @@ def test_ipu_pod64_gpt3_is_memory_capacity_bound(pod64: InferenceReport) -> None
     f = _finding(pod64, "memory-capacity-bound")
     assert f.bottleneck.endswith("bottleneck-memory-capacity")
     assert "IPU-POD64 is memory-capacity bound for GPT-3 175B training" in f.explanation
-    assert "2.8 TB > 57.6 GB" in f.explanation
+    assert "3.15 TB > 57.6 GB" in f.explanation  # 18 B per parameter, as the memory check
     ranks = [c.rank for c in f.candidates]
     assert ranks == list(range(1, len(ranks) + 1))
     labels = {c.optimization.rsplit("/", 1)[-1]: c for c in f.candidates}
@@ -72,7 +72,7 @@ def test_explanation_tree_reaches_sources(rkb: KnowledgeBase, pod64: InferenceRe
     estimates = [leaf for leaf in tree.leaves() if leaf.formula]
     assert estimates and all(leaf.formula_ref for leaf in estimates)
     text = tree.render()
-    assert "because model state 2.8 TB > 57.6 GB" in text and "Brown et al." in text
+    assert "because model state 3.15 TB > 57.6 GB" in text and "Brown et al." in text
     data = json.loads(tree.model_dump_json())
     assert data["premises"] and data["rule"].endswith("rule-candidate-offload-streaming-memory")
 
@@ -139,3 +139,12 @@ def test_a_source_of_several_facts_is_cited_once_with_every_locator() -> None:
     merged = {_merged(order) for order in (refs, refs[::-1], refs[1:] + refs[:1])}
     assert merged == {SourceRef(iri="s", title="T", locator="Sec. 2.1; Table 2.1",
                                 confidence="medium")}
+
+
+def test_model_state_counts_the_bytes_the_memory_check_counts() -> None:
+    """The finding said 2.8 TB for GPT-3 175B (ZeRO's 16 B per parameter) beside a memory
+    check that counts fp32 gradients, 18 B (from an audit)."""
+    from accelkb.perf.memory import model_state_bytes
+    from accelkb.rules.estimates import STATE_BYTES_PER_PARAM
+
+    assert sum(model_state_bytes(1.0, 1).values()) == STATE_BYTES_PER_PARAM
