@@ -246,6 +246,7 @@ class AK(DefinedNamespace):
     hostLinkBytesPerSecondPerChip: URIRef
     idlePowerWatts: URIRef
     inSweep: URIRef
+    includesHost: URIRef
     injectionBandwidthBytesPerSecondPerChip: URIRef
     inputBytesPerSecondPerChip: URIRef
     inputTokens: URIRef

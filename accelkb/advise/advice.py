@@ -313,6 +313,8 @@ class CostRow(_Frozen):
                                            "the run's dollars")
     usd_to_train_high: float | None = Field(default=None, description="training: high end of "
                                             "the run's dollars")
+    includes_host: bool | None = Field(default=None, description="a purchase price: whether "
+                                       "it covers the host that runs the accelerators")
     price_kind: str = Field(default="", description="cloud, committed, purchase, override or "
                             "api (an observed market price): what the figures rest on")
     price: str = Field(default="", description="the price used, in a few words (provider, "

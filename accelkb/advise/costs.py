@@ -81,6 +81,7 @@ def cost_row(kb: KnowledgeBase, system: str, est: Estimate, phase: str, prefer: 
                    usd_to_train_low=rep.usd_to_train.low if rep.usd_to_train else None,
                    usd_to_train_high=rep.usd_to_train.high if rep.usd_to_train else None,
                    price_kind=rep.quote.kind, price=_price_words(rep.quote, rep.usd_per_hour),
+                   includes_host=rep.quote.includes_host,
                    facility=rep.facility.basis if rep.facility and rep.quote.kind == "purchase"
                    else "", market=market[1].basis[0] if market else "",
                    basis=[*rep.usd_per_hour.basis, rep.energy_basis])
@@ -191,8 +192,17 @@ def common_kind(kb: KnowledgeBase, systems: list[str], api: Workload | None = No
 
 
 def like_for_like(rows: list[CostRow]) -> str:
-    """A warning when the rows rest on different kinds of price, else ''."""
+    """A warning when the rows rest on different kinds of price, or on purchases of which some
+    cover the host that runs the accelerators and some do not, else ''."""
     kinds = {r.price_kind for r in rows if r.price_kind}
+    bought = [r for r in rows if r.price_kind == "purchase" and r.includes_host is not None]
+    if len(kinds) < 2 and len({r.includes_host for r in bought}) > 1:
+        by = "; ".join(f"{r.system}: {'with' if r.includes_host else 'without'} its host"
+                       for r in bought)
+        return ("Not like for like: these purchase prices differ in what they cover (" + by +
+                "). A price without the host leaves out the servers (CPUs, memory, network "
+                "cards) and switches the accelerators need, so it understates the owner's "
+                "cost against one that includes them.")
     if len(kinds) < 2:
         return ""
     by = "; ".join(f"{r.system}: {r.price_kind}" for r in rows if r.price_kind)

@@ -62,7 +62,8 @@ def quote_of(g: Graph, node: Any) -> PriceQuote:
         usd_purchase=_num(g, node, AK.usdPurchase),
         usd_per_m_input=_num(g, node, AK.usdPerMillionInputTokens),
         usd_per_m_output=_num(g, node, AK.usdPerMillionOutputTokens), confidence=_confidence(g, node),  # type: ignore[arg-type]
-        source=_source(g, node))
+        source=_source(g, node), includes_host=None if (host := g.value(node, AK.includesHost))
+        is None else bool(host.toPython()))
 
 
 def system_quotes(name: str, kb: KnowledgeBase | None = None) -> list[PriceQuote]:

@@ -55,6 +55,10 @@ class PriceQuote(BaseModel):
                                            "per million output tokens")
     confidence: Literal["High", "Medium", "Low"] = "Low"
     source: str = ""
+    includes_host: bool | None = Field(default=None, description="a purchase: whether the "
+                                       "price covers the host that runs the accelerators "
+                                       "(a DGX server's does, a PCIe card's does not); None: "
+                                       "not said")
 
     def describe(self) -> str:
         """The quote in words, for a basis line."""

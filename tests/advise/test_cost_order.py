@@ -48,7 +48,9 @@ def test_each_system_costs_the_same_in_either_order(kb: KnowledgeBase) -> None:
     by_one = {r.system: r.usd_per_million_tokens for r in one}
     by_two = {r.system: r.usd_per_million_tokens for r in two}
     assert by_one == by_two and all(by_one.values())
-    assert {r.price_kind for r in one} == {"purchase"} and like_for_like(one) == ""
+    assert {r.price_kind for r in one} == {"purchase"}
+    # same kind, different scope: an IPU-M2000's price has no host server, a DGX's has
+    assert "differ in what they cover" in like_for_like(one)
 
 
 def test_an_inference_cost_table_says_each_rows_batch() -> None:
@@ -83,3 +85,21 @@ def test_a_reports_dollar_range_carries_the_estimates_own(kb: KnowledgeBase) -> 
     assert r.usd_per_million_tokens == pytest.approx(p.usd_per_million_tokens)
     assert r.usd_low == pytest.approx((p.usd_low or 0) * 3.2 / 3.6)  # at the fastest rate
     assert r.usd_high == pytest.approx((p.usd_high or 0) * 3.2 / 2.4)  # at the slowest
+
+
+def test_purchases_that_differ_in_what_they_cover_are_not_like_for_like(kb: KnowledgeBase
+                                                                       ) -> None:
+    """A GroqCard's price (one PCIe card) was set against an HGX H100 server's (CPUs, memory,
+    InfiniBand cards) with no warning, since both are purchases (from an audit)."""
+    groq = system_quotes("groq-576", kb)
+    h100 = [q for q in system_quotes("dgx-h100", kb) if q.kind == "purchase"]
+    assert {q.includes_host for q in groq if q.kind == "purchase"} == {False}
+    assert h100 and all(q.includes_host for q in h100)
+    rows = cost_rows(kb, "groq-576", _est(576, 4.0e3, 9.0e4), "inference",
+                     [Comparison(system="dgx-h100", chips=8, estimate=_est(8, 6.0e3, 6.0e3))])
+    assert [r.price_kind for r in rows] == ["purchase", "purchase"]
+    warning = like_for_like(rows)
+    assert "differ in what they cover" in warning
+    assert "groq-576: without its host" in warning and "dgx-h100: with its host" in warning
+    same = [r.model_copy(update={"includes_host": True}) for r in rows]
+    assert like_for_like(same) == ""
