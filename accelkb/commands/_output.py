@@ -13,62 +13,35 @@ same target removes the temporary files whose process no longer runs.
 from __future__ import annotations
 
 import os
-import stat
-import tempfile
 from pathlib import Path
 
-from accelkb.errors import InputError
-
-
-def _mode_for(target: Path) -> int:
-    try:
-        return stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
+from accelkb.files import publish, resolve
 
 
 def check_target(path: str, option: str = "--out") -> Path:
     """``path`` as a place a file can be written, checked before any work is done (a command
-    with two outputs must not write the first and then refuse the second).
+    with two outputs must not write the first and then refuse the second); a symbolic link is
+    followed (:func:`accelkb.files.resolve`).
 
     Raises
     ------
     InputError
         If ``path`` is a directory or its directory does not exist (named as ``option``).
     """
-    target = Path(path)
-    if target.is_dir():
-        raise InputError(f"{option} {path}: expected a file path, got a directory")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise InputError(f"{option} {path}: expected an existing directory, got {parent}, which "
-                         "does not exist")
-    return target
+    return resolve(path, option)
 
 
 def write_atomically(path: str, text: str, option: str = "--out") -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename.
+    """Write ``text`` to ``path`` whole or not at all (:func:`accelkb.files.publish`).
 
     Raises
     ------
     InputError
-        If ``path`` is a directory or its directory does not exist (named as ``option``).
+        If ``path`` is a directory, its directory does not exist, or the file system refuses
+        the write (named as ``option``).
     """
-    target = check_target(path, option)
-    parent = target.parent if str(target.parent) else Path(".")
-    mode = _mode_for(target)
-    sweep_stale(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}.", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    sweep_stale(resolve(path, option))
+    publish(path, lambda p: p.write_text(text, encoding="utf-8"), option)
 
 
 def _running(pid: int) -> bool:

@@ -10,7 +10,14 @@ import os
 import sys
 from pathlib import Path
 
-from accelkb.errors import InputError
+from accelkb.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_NEGATIVE,
+    EXIT_NO_ANSWER,
+    EXIT_OK,
+    InputError,
+)
+from accelkb.files import resolve
 
 NAME = "sweep"
 HELP = "sweep models x systems x chips x precisions x goals x hardware what-ifs into CSV/Parquet"
@@ -63,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("expected --address only with --engine ray")
     out = Path(args.out)
     check_target(out)
+    if args.figure:  # before the sweep, not after hours of it
+        resolve(args.figure, "--figure")
     spec = read_spec(args.spec)
     from accelkb.sweep.run import run_sweep
 
@@ -75,5 +84,23 @@ def run(args: argparse.Namespace) -> int:
                      f"{states}\n")
     if args.figure:
         summary.figure(read_rows(out), Path(args.figure))
-    solved = done.statuses.get("OPTIMAL", 0) + done.statuses.get("FEASIBLE", 0)
-    return 0 if solved else 1
+    return exit_code(done.statuses)
+
+
+def exit_code(statuses: dict[str, int]) -> int:
+    """0 where some point was solved; else 1 where some was unsatisfiable (the answer is no),
+    3 where some ran out of time (no answer: never "infeasible"), 2 where every point was an
+    error (a spec the points cannot run, e.g. more chips than any system joins).
+
+    >>> exit_code({"OPTIMAL": 3, "UNKNOWN": 1}), exit_code({"UNSATISFIABLE": 2, "UNKNOWN": 1})
+    (0, 1)
+    >>> exit_code({"UNKNOWN": 4}), exit_code({"ERROR": 4})
+    (3, 2)
+    """
+    if statuses.get("OPTIMAL", 0) + statuses.get("FEASIBLE", 0):
+        return EXIT_OK
+    if statuses.get("UNSATISFIABLE", 0):
+        return EXIT_NEGATIVE
+    if statuses.get("UNKNOWN", 0):
+        return EXIT_NO_ANSWER
+    return EXIT_BAD_INPUT

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from accelkb.errors import InputError
+from accelkb.files import publish, resolve
 
 FORMATS = (".csv", ".parquet")
 #: Columns kept as text whatever they look like (a hash of digits is not a number).
@@ -39,8 +40,7 @@ def check_target(path: Path) -> None:
     """Refuse an output name whose format is unknown or whose folder does not exist."""
     if path.suffix not in FORMATS:
         raise InputError(f"expected --out ending in .csv or .parquet, got '{path.name}'")
-    if not path.parent.is_dir():
-        raise InputError(f"expected --out in an existing folder, got '{path}'")
+    resolve(path)  # its folder exists, and it is not one
 
 
 class Journal:
@@ -95,10 +95,9 @@ class Journal:
 
 
 def write_rows(path: Path, rows: list[dict[str, Any]], columns: tuple[str, ...]) -> None:
-    """Write ``rows`` to ``path`` (.csv or .parquet) through a temporary file and a rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
-    os.close(fd)
-    try:
+    """Write ``rows`` to ``path`` (.csv or .parquet) whole or not at all
+    (:func:`accelkb.files.publish`)."""
+    def write(tmp: Path) -> None:
         if path.suffix == ".parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -106,19 +105,14 @@ def write_rows(path: Path, rows: list[dict[str, Any]], columns: tuple[str, ...])
             table = pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in rows],
                                          schema=_schema(columns, rows))
             pq.write_table(table, tmp)
-        else:
-            with open(tmp, "w", newline="", encoding="utf-8") as fh:
-                w = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
-                w.writeheader()
-                for r in rows:
-                    w.writerow({c: "" if r.get(c) is None else r.get(c) for c in columns})
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # a plain open()'s mode, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+            return
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
+            w.writeheader()
+            for r in rows:
+                w.writerow({c: "" if r.get(c) is None else r.get(c) for c in columns})
+
+    publish(path, write)
 
 
 def _schema(columns: tuple[str, ...], rows: list[dict[str, Any]]) -> Any:

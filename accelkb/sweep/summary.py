@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from accelkb.errors import InputError
+from accelkb.files import publish
 
 SOLVED = ("OPTIMAL", "FEASIBLE")
 AXES = ("time_s", "usd_per_million_tokens", "joules_per_token")
@@ -138,7 +139,8 @@ def figure(rows: list[dict[str, Any]], path: Path) -> None:
         ax.legend(loc="best", fontsize=8)
         fig.colorbar(sc, ax=ax, label="joules per token")
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp{path.suffix}")
-    fig.savefig(tmp)
-    plt.close(fig)
-    tmp.replace(path)
+    try:
+        publish(path, lambda tmp: fig.savefig(tmp, format=path.suffix[1:]), "--figure",
+                suffix=path.suffix)
+    finally:
+        plt.close(fig)
