@@ -54,9 +54,10 @@ def parse_parallel(text: str) -> dict[str, Any]:
     Raises
     ------
     InputError
-        For a malformed item or an unknown key.
+        For a malformed item, an unknown key, or a key given twice (an alias counts as its key).
     """
     out: dict[str, Any] = {}
+    said: dict[str, str] = {}  # field -> the item that set it
     for item in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = item.partition("=")
         key = key.strip().lower()
@@ -64,6 +65,10 @@ def parse_parallel(text: str) -> dict[str, Any]:
             raise InputError(f"expected key=value in --parallel, got {item!r}")
         if key not in _ALIASES:
             raise InputError(f"expected a --parallel key among {sorted(_ALIASES)}, got {key!r}")
+        if _ALIASES[key] in said:  # tp=8,tp=4 (or gbs=8,global_batch=16): which did they mean?
+            raise InputError(f"expected each --parallel key once, got {_ALIASES[key]} twice: "
+                             f"{said[_ALIASES[key]]!r} and {item!r}")
+        said[_ALIASES[key]] = item
         v = value.strip()
         if v.lower() in _BOOL and _ALIASES[key] in {"sequence_parallel", "rts", "dp_overlap",
                                                      "fused_attention", "pipelined",

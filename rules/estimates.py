@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rdflib import RDF, Literal, URIRef
 from rdflib.namespace import XSD
 
-from accelkb.errors import InputError
+from accelkb.errors import InfeasibleError, InputError
 from accelkb.ontology import loader
 from accelkb.ontology.kb import ESTIMATES, KnowledgeBase
 from accelkb.ontology.namespace import AK
@@ -267,6 +267,7 @@ def _training(kb: KnowledgeBase, workload: URIRef, model: ModelSpec, spec: Syste
     try:
         est = estimate_training(model, spec, cfg)
     except InputError as exc:
+        _user_layout_error(exc, parallel)
         notes.append(f"no time estimate: {exc}")
         return False if "fit" in str(exc) else None
     b = est.breakdown
@@ -306,17 +307,20 @@ def _inference(kb: KnowledgeBase, workload: URIRef, model: ModelSpec, spec: Syst
                                  "bytes", ref="accelkb.perf.memory.kv_cache_bytes",
                                  inputs={"batch": batch, "context": prompt + out})
     tp, pp, fits = _split(model, spec, params * e + kv)
-    cfg: dict[str, Any] = {"tp": tp, "pp": pp, "batch": batch, "prompt_len": prompt,
-                           "output_len": out, "precision": prec}
-    if parallel:
+    cfg: dict[str, Any] = {"batch": batch, "prompt_len": prompt, "output_len": out,
+                           "precision": prec}
+    if parallel:  # the user's layout, the rest at its defaults (as `accelkb estimate` reads it),
+        # not merged with the default split: tp=8 on a DGX H100 is tp=8, pp=1
         cfg |= _parse(parallel)
         config(InferenceConfig, cfg)
+    else:
+        cfg |= {"tp": tp, "pp": pp}
     if int(cfg["batch"]) != batch:  # the layout's batch, not the workload's, sets the evidence
         batch = int(cfg["batch"])
         kv = kv_cache_bytes(model, batch, prompt + out, 1, 1, prec)
         q["kvCacheBytes"] = q["kvCacheBytes"].model_copy(update={
             "value": kv, "inputs": {"batch": batch, "context": prompt + out}})
-    tp, pp = int(cfg["tp"]), int(cfg["pp"])
+    tp, pp = int(cfg.get("tp", 1)), int(cfg.get("pp", 1))
     q["_config"] = Quantity(value=0, formula=",".join(f"{k}={v}" for k, v in sorted(cfg.items())),
                             ref="", inputs={})
     q["_shards"] = Quantity(value=tp * pp, formula="", ref="", inputs={})
@@ -332,6 +336,7 @@ def _inference(kb: KnowledgeBase, workload: URIRef, model: ModelSpec, spec: Syst
     try:
         est = estimate_inference(model, spec, cfg)
     except InputError as exc:
+        _user_layout_error(exc, parallel)
         notes.append(f"no time estimate: {exc}")
         return False if "fit" in str(exc) else None
     b = est.breakdown
@@ -378,6 +383,15 @@ def _degrees(q: dict[str, Quantity], tp: int, pp: int, dp: int, spec: SystemSpec
         value=level.bandwidth_bytes_per_s_per_chip,
         formula="per-chip bandwidth of the innermost level holding tp chips",
         ref="accelkb.perf.from_kb.system_spec", inputs={"level": level.name, "tp": tp})
+
+
+def _user_layout_error(exc: InputError, parallel: str | None) -> None:
+    """Re-raise, as bad input, an error of a layout the user gave that no system could run
+    (tp=7 with 96 heads): ``estimate`` refuses it, and findings derived from it would describe
+    a layout that cannot exist. A layout that is valid but does not fit the chips stays a
+    finding's evidence (memory-capacity bound)."""
+    if parallel and not isinstance(exc, InfeasibleError):
+        raise InputError(f"--parallel {parallel}: {exc}") from None
 
 
 def _parse(parallel: str) -> dict[str, Any]:

@@ -244,8 +244,8 @@ def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int,
                     best, best_cfg = est, cfg
         if best is not None and best_cfg is not None:
             return InferenceBaseline(best_cfg, best, tried, fitted)
-    if too_slow is not None:
-        raise InputError(
+    if too_slow is not None:  # well-formed, and the answer is no (exit 1)
+        raise InfeasibleError(
             f"no inference layout of {model.name} on {system.name} at batch {batch} keeps "
             f"{min_tokens_per_s_per_user:g} tokens/s per user ({fitted} of {tried} layouts fit; "
             f"the fastest per user gives {too_slow.tokens_per_s_per_user:.3g})")

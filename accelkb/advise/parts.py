@@ -24,7 +24,7 @@ from accelkb.advise.advice import (
 from accelkb.advise.baseline import best_inference_config, best_training_config
 from accelkb.advise.findings import clip as find_clip
 from accelkb.advise.kbfacts import local
-from accelkb.errors import InputError
+from accelkb.errors import InfeasibleError, InputError
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.ontology.namespace import AK
 from accelkb.perf import (
@@ -286,7 +286,7 @@ def _cheapest(model: ModelSpec, system: SystemSpec, prompt: int, output: int,
     token, among those that keep ``slo`` tokens/s per user."""
     best: Any = None
     tried = 0
-    last = ""
+    last, negative = "", False
     search: Literal["cost", "energy"] = "cost" if goal == "cost" else "energy"
     for batch in BATCHES:
         try:
@@ -300,7 +300,7 @@ def _cheapest(model: ModelSpec, system: SystemSpec, prompt: int, output: int,
                 tried += ib.tried
                 est = ib.estimate
         except InputError as exc:
-            last = str(exc).splitlines()[0]
+            last, negative = str(exc).splitlines()[0], isinstance(exc, InfeasibleError)
             break  # a larger batch fits no better, nor is it faster per user
         # the hour of a chip costs the same whatever it serves: $ per token goes with tokens/s
         # per chip used
@@ -310,10 +310,10 @@ def _cheapest(model: ModelSpec, system: SystemSpec, prompt: int, output: int,
             best = (key, ib)
         if ib.config.batch < batch:
             break  # larger batches only queue
-    if best is None:
-        raise InputError(last if last.startswith("no inference layout") else
-                         f"no inference layout of {model.name} on {system.name} meets the goal: "
-                         f"{last}")
+    if best is None:  # a target no layout meets, or chips that hold none, is a "no" (exit 1)
+        raise (InfeasibleError if negative else InputError)(
+            last if last.startswith("no inference layout") else
+            f"no inference layout of {model.name} on {system.name} meets the goal: {last}")
     ib = best[1]
     what = "most tokens per second per chip used (least $ per token)" if goal == "cost" else \
         "fewest joules per token"

@@ -36,10 +36,23 @@ class TimeLimitReached(Exception):
     """The limit ran out before the work finished: no answer, which is not a negative one."""
 
 
+#: The longest time limit a command takes: a week. Solvers and timers hold limits as
+#: integers (Z3: milliseconds in 32 bits, 49 days), and 1e308 s overflowed them (exit 70).
+MAX_SECONDS = 7 * 86400.0
+
+
 def seconds_option(value: float, option: str) -> float:
-    """``value`` if it is a finite number of seconds > 0, else an InputError naming ``option``."""
-    if not 0 < value < float("inf"):  # NaN fails both comparisons
-        raise InputError(f"expected {option} > 0 seconds (a finite number), got {value:g}")
+    """``value`` if it is a number of seconds > 0 and at most :data:`MAX_SECONDS`, else an
+    InputError naming ``option``.
+
+    >>> seconds_option(1e308, "--timeout")
+    Traceback (most recent call last):
+    ...
+    accelkb.errors.InputError: expected --timeout > 0 and at most 604800 seconds (a week), got 1e+308
+    """
+    if not 0 < value <= MAX_SECONDS:  # NaN fails both comparisons
+        raise InputError(f"expected {option} > 0 and at most {MAX_SECONDS:g} seconds (a week), "
+                         f"got {value:g}")
     return value
 
 
@@ -71,3 +84,22 @@ def wall_clock_limit(seconds: float) -> Iterator[bool]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         sys.unraisablehook = hook
+
+
+#: The most tokens a training run is asked to count: 1e16, a thousand times the largest
+#: published (Llama 3's 15.6e12); 1e308 made every time and cost infinite (exit 70 in --json).
+MAX_TOKENS = 1e16
+
+
+def tokens_option(value: float | None) -> float | None:
+    """``--tokens`` if given as a positive number up to :data:`MAX_TOKENS`, else InputError.
+
+    >>> tokens_option(float("nan"))
+    Traceback (most recent call last):
+    ...
+    accelkb.errors.InputError: --tokens: expected a positive number of at most 1e+16, got nan
+    """
+    if value is not None and not 0 < value <= MAX_TOKENS:  # NaN fails both comparisons
+        raise InputError(f"--tokens: expected a positive number of at most {MAX_TOKENS:g}, got "
+                         f"{value:g}")
+    return value

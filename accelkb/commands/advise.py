@@ -11,6 +11,7 @@ from accelkb.advise import GOALS, advise
 from accelkb.advise.report import FORMATS, render
 from accelkb.commands._cost import add_cost_options
 from accelkb.commands._knowledge import CHIPS_HELP, add_data_option
+from accelkb.commands._limit import tokens_option
 from accelkb.commands._output import check_target, write_atomically
 from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
@@ -68,8 +69,7 @@ def _model_workload(args: argparse.Namespace) -> tuple[KnowledgeBase, str]:
                           ("--output-len", args.output_len)):
         if value is not None and value < 1:
             raise InputError(f"{option}: expected a positive number, got {value}")
-    if args.tokens is not None and not 0 < args.tokens < float("inf"):
-        raise InputError(f"--tokens: expected a positive number, got {args.tokens:g}")
+    tokens_option(args.tokens)
     extra, text, name = model_workload(args.model, args.phase, global_batch=args.gbs,
                                        tokens=args.tokens, prompt_len=args.prompt_len,
                                        output_len=args.output_len)

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from accelkb.commands._knowledge import CHIPS_HELP, add_data_option, knowledge
+from accelkb.commands._limit import seconds_option
 from accelkb.errors import EXIT_BAD_INPUT, EXIT_NEGATIVE, EXIT_NO_ANSWER, EXIT_OK, InputError
 from accelkb.jsonio import dumps_strict
 
@@ -118,6 +119,7 @@ def _run(args: argparse.Namespace) -> int:
     from accelkb.solver.config.api import configure
     from accelkb.solver.config.model import ConfigRequest, Status, UserConstraints
 
+    seconds_option(args.timeout, "--timeout")
     try:
         req = ConfigRequest(model=args.model, system=args.system, phase=args.phase,
                             chips=args.chips, global_batch=args.gbs, objective=args.objective,
@@ -128,6 +130,10 @@ def _run(args: argparse.Namespace) -> int:
                          f"{e['msg']} (got {e.get('input')!r})" for e in exc.errors())
         raise InputError(f"invalid configure request: {msgs}") from None
     result = configure(req)
+    if result.status == Status.ERROR and not args.json:  # an error goes where errors go, not
+        # into the file a `> cfg.json` redirect writes
+        sys.stderr.write(f"accelkb configure: error: {result.message}\n")
+        return EXIT_BAD_INPUT
     if args.json:
         sys.stdout.write(dumps_strict(result.model_dump(mode="json"), indent=2, sort_keys=True)
                          + "\n")

@@ -19,6 +19,7 @@ from typing import Any
 
 from accelkb.commands._cost import add_cost_options
 from accelkb.commands._knowledge import CHIPS_HELP, add_data_option, knowledge
+from accelkb.commands._limit import tokens_option
 from accelkb.errors import EXIT_NEGATIVE, InfeasibleError, InputError
 from accelkb.jsonio import dumps_strict
 from accelkb.perf.uncertainty import foreign_by_vendors
@@ -238,6 +239,7 @@ def _run(args: argparse.Namespace) -> int:
     from accelkb.perf import estimate_inference, estimate_training
     from accelkb.perf.api import estimate_dense, is_dense_model, parse_parallel
 
+    tokens_option(args.tokens)
     if args.chips is not None and args.chips < 1:
         raise InputError(f"expected --chips to be a positive integer, got {args.chips}")
     dense = is_dense_model(args.model)

@@ -52,6 +52,25 @@ def _query_text(args: argparse.Namespace) -> str:
     return str(args.sparql)
 
 
+def _refuse_what_a_local_query_does_not_run(text: str) -> None:
+    """The endpoint's refusals (:func:`accelkb.serve.policy.check_query`) as bad input: an
+    Update (the bundled knowledge is read-only) and ``SERVICE``, which rdflib would run by
+    fetching any URL, ``file://`` included.
+
+    Raises
+    ------
+    InputError
+        For an Update, a ``SERVICE`` pattern, or nesting deeper than the engine survives.
+    """
+    from accelkb.serve.policy import Refusal, check_query
+
+    try:
+        check_query(text)
+    except Refusal as exc:
+        words = exc.message.replace("this SPARQL endpoint is", "a local accelkb query is")
+        raise InputError(words.replace("this server", "accelkb")) from None
+
+
 def run(args: argparse.Namespace) -> int:
     text = _query_text(args)
     if args.no_write and not args.store:
@@ -67,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
                 result = query_store(args.store, text, args.data, write=not args.no_write)
             else:
+                _refuse_what_a_local_query_does_not_run(text)
                 kb = KnowledgeBase(args.data)
                 load_results(kb, args.results)
                 result = kb.query(text)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from accelkb.commands._knowledge import add_data_option, knowledge
+from accelkb.commands._limit import seconds_option
 from accelkb.commands._output import check_target, write_atomically
 from accelkb.errors import (
     EXIT_INTERNAL,
@@ -232,8 +233,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.root is not None and args.collective != "broadcast":
         raise InputError(f"expected --root only with --collective broadcast, got --collective "
                          f"{args.collective}")
-    if not 0 < args.time_limit < float("inf"):  # NaN fails both comparisons
-        raise InputError(f"expected --time-limit > 0 seconds, got {args.time_limit}")
+    seconds_option(args.time_limit, "--time-limit")
     if args.message_bytes is not None and not 0 < args.message_bytes < float("inf"):
         raise InputError(f"expected --message-bytes > 0, got {args.message_bytes}")
     for path, option in ((args.out, "--out"), (args.figure, "--figure")):

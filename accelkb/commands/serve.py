@@ -14,6 +14,7 @@ import sys
 from types import FrameType
 
 from accelkb.commands._knowledge import add_data_option, add_results_option, load_results
+from accelkb.commands._limit import seconds_option
 from accelkb.errors import InputError
 from accelkb.ontology.kb import DERIVATIONS, INFERRED, KnowledgeBase
 from accelkb.serve.server import ServeLimits, SparqlEndpoint, is_loopback
@@ -82,8 +83,7 @@ def infer(kb: KnowledgeBase, pairs: list[str]) -> int:
 
 
 def _limits(args: argparse.Namespace) -> ServeLimits:
-    if not 0 < args.timeout < float("inf"):  # NaN fails both comparisons
-        raise InputError(f"expected --timeout > 0 seconds, got {args.timeout:g}")
+    seconds_option(args.timeout, "--timeout")
     if args.max_result_bytes <= 0:
         raise InputError(f"expected --max-result-bytes > 0, got {args.max_result_bytes}")
     if not 0 <= args.port <= 65535:

@@ -96,6 +96,9 @@ def read_spec(path: str | Path) -> SweepSpec:
         text = p.read_text("utf-8")
     except OSError as exc:
         raise InputError(f"cannot read sweep spec {p}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"sweep spec {p}: expected UTF-8 text, got byte "
+                         f"0x{exc.object[exc.start]:02x} at offset {exc.start}") from None
     data: Any
     try:
         if p.suffix in (".yaml", ".yml"):

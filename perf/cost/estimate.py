@@ -73,9 +73,15 @@ def check_overrides(price: float | None = None, kwh_price: float | None = None,
     ...
     accelkb.errors.InputError: expected --pue between 1 and 5 (facility power / IT power), got 0.9
     """
-    for value, option in ((price, "--price"), (kwh_price, "--kwh-price"), (pue, "--pue")):
+    for value, option, most, unit in ((price, "--price", 1e5, "USD per chip-hour"),
+                                      (kwh_price, "--kwh-price", 10.0, "USD per kWh"),
+                                      (pue, "--pue", 5.0, "")):
         if value is not None and not 0 < value < float("inf"):
             raise InputError(f"expected {option} > 0 (a finite number), got {value}")
+        if value is not None and option != "--pue" and value >= most:
+            raise InputError(f"expected {option} below {most:g} {unit}"
+                             + (" (0.12 is 12 cents)" if option == "--kwh-price" else "")
+                             + f", got {value:g}")
     if pue is not None and not 1.0 <= pue <= 5.0:
         raise InputError(f"expected --pue between 1 and 5 (facility power / IT power), got {pue}")
 

@@ -67,8 +67,9 @@ class ConfigRequest(_Frozen):
                                  "throughput (tokens/s), energy (J/token) or chips (fewest)")
     constraints: UserConstraints = Field(default_factory=UserConstraints,
                                          description="the user's limits")
-    timeout_s: float = Field(default=60.0, gt=0, allow_inf_nan=False,
-                             description="solver time limit, s")
+    timeout_s: float = Field(default=60.0, gt=0, le=7 * 86400.0, allow_inf_nan=False,
+                             description="solver time limit, s (at most a week: Z3 holds it "
+                             "in 32-bit milliseconds)")
 
 
 class Layout(_Frozen):

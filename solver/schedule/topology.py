@@ -360,8 +360,10 @@ def parse_topology(spec: str) -> Topology:
 def load_topology_file(path: str | Path) -> Topology:
     """Read a networkx node-link JSON file; edge attribute ``links`` (default 1) = multiplicity.
 
-    Nodes are renumbered ``0..n-1`` in file order. Undirected files get links both ways. A
-    ``graph.spec`` naming a dragonfly restores the node/rack groups.
+    Nodes are renumbered ``0..n-1`` in file order. Undirected files get links both ways; a file
+    without ``directed`` is undirected, as networkx reads it (a ring read as one-way links
+    scheduled an all-gather in 3 steps instead of 2). A ``graph.spec`` naming a dragonfly
+    restores the node/rack groups.
 
     Raises
     ------
@@ -403,7 +405,7 @@ def load_topology_file(path: str | Path) -> Topology:
                                  f"{e.get('target')!r}, in {str(p)!r}")
             u, v = index[e["source"]], index[e["target"]]
             links[(u, v)] = links.get((u, v), 0) + m
-            if not data.get("directed", True):
+            if not data.get("directed", False):  # networkx's node_link_graph's default
                 links[(v, u)] = links.get((v, u), 0) + m
     except (KeyError, TypeError) as exc:
         why = (f"{exc} is missing or not a node id" if isinstance(exc, KeyError)

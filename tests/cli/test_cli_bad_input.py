@@ -23,9 +23,9 @@ from accelkb.perf.from_kb import system_spec
     (["configure", "--model", "gpt3-13b", "--system", "ipu-pod64", "--constraint",
       "precision=fp7"], "expected precisions among fp32, tf32, fp16, bf16, fp8, int8, got 'fp7'"),
     (["configure", "--model", "gpt3-13b", "--system", "ipu-pod64", "--timeout", "inf"],
-     "--timeout: Input should be a finite number (got inf)"),
+     "expected --timeout > 0 and at most 604800 seconds (a week), got inf"),
     (["configure", "--model", "gpt3-13b", "--system", "ipu-pod64", "--timeout", "nan"],
-     "--timeout: Input should be a finite number"),
+     "expected --timeout > 0 and at most 604800 seconds (a week), got nan"),
     (["schedule", "--topology", "ring:4", "--collective", "allgather", "--out", "{tmp}"],
      "expected a file path, got a directory"),
 ])
@@ -41,7 +41,7 @@ def test_a_huge_chip_count_is_answered_not_hung(tmp_path: Path,
     # the knowledge base has no system of 10^12 IPUs: refused, naming what is missing
     assert main(["configure", "--model", "gpt3-13b", "--system", "ipu-pod64", "--chips",
                  "1000000000000", "--timeout", "5"]) == 2
-    assert "no system of at least 1000000000000 built of it" in capsys.readouterr().out
+    assert "no system of at least 1000000000000 built of it" in capsys.readouterr().err
     # a system file whose fabric claims to join them: solved, not hung (divisors() counted to n)
     big = tmp_path / "pod.json"
     big.write_text(system_spec("ipu-pod64").model_copy(update={"max_chips": 10**12})
@@ -120,8 +120,10 @@ def test_bad_topology_files_exit_2(content: str, message: str, tmp_path: Path,
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["--time-limit", "nan"], "expected --time-limit > 0 seconds, got nan"),
-    (["--time-limit", "inf"], "expected --time-limit > 0 seconds, got inf"),
+    (["--time-limit", "nan"], "expected --time-limit > 0 and at most 604800 seconds (a week), "
+     "got nan"),
+    (["--time-limit", "inf"], "expected --time-limit > 0 and at most 604800 seconds (a week), "
+     "got inf"),
     (["--message-bytes", "nan", "--json"], "expected --message-bytes > 0, got nan"),
 ])
 def test_non_finite_numbers_exit_2(extra: list[str], message: str,
@@ -222,7 +224,7 @@ def test_a_local_query_has_a_time_limit(capsys: pytest.CaptureFixture[str]) -> N
     assert code == 3  # no answer, which is not a negative one
     assert "no answer within 2 s (--timeout 2)" in capsys.readouterr().err
     assert main(["query", "--timeout", "inf", "ASK {}"]) == 2
-    assert "expected --timeout > 0 seconds" in capsys.readouterr().err
+    assert "expected --timeout > 0 and at most 604800 seconds" in capsys.readouterr().err
 
 
 def test_construct_where_with_a_limit_is_answered(capsys: pytest.CaptureFixture[str]) -> None:

@@ -80,6 +80,19 @@ def test_undirected_file_gets_links_both_ways(tmp_path: Path) -> None:
     assert dict(t.links) == {(0, 1): 3, (1, 0): 3}
 
 
+def test_a_file_that_does_not_say_is_undirected_as_networkx_reads_it(tmp_path: Path) -> None:
+    """A ring without "directed" was read as one-way links: an all-gather took 3 steps, not 2
+    (from an audit)."""
+    import networkx as nx
+
+    ring = {"nodes": [{"id": i} for i in range(4)],
+            "edges": [{"source": i, "target": (i + 1) % 4} for i in range(4)]}
+    f = tmp_path / "ring.json"
+    f.write_text(json.dumps(ring))
+    assert not nx.node_link_graph(ring, edges="edges").is_directed()
+    assert dict(load_topology_file(f).links) == dict(parse_topology("ring:4").links)
+
+
 @pytest.mark.skipif(not BENCH.exists(), reason="../shared/bench is not next to the repo")
 def test_generators_reproduce_every_bench_file_exactly() -> None:
     files = sorted((BENCH / "topologies").glob("*.json"))
