@@ -32,6 +32,10 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+#: The least peak a chip spec may state: 1 FLOP/s (1e-300 underflowed to a division by zero).
+MIN_PEAK_FLOPS = 1.0
+
+
 class MemoryTierSpec(_Frozen):
     """One memory tier of one chip (SRAM on die, HBM, DDR, or IPU streaming memory)."""
 
@@ -55,7 +59,8 @@ class ChipSpec(_Frozen):
     memory_tiers: list[MemoryTierSpec] = Field(
         description="memory tiers of one chip, fastest first (e.g. sram, hbm, ddr)"
     )
-    tdp_watts: float | None = Field(default=None, description="thermal design power per chip, W")
+    tdp_watts: float | None = Field(default=None, gt=0,
+                                    description="thermal design power per chip, W")
     vendor: str | None = Field(default=None, description="the vendor's short name in the "
                                "knowledge base (nvidia, graphcore, sambanova, groq, google, ...): "
                                "which validation rows an estimate's interval rests on")
@@ -125,6 +130,10 @@ class ChipSpec(_Frozen):
             raise ValueError(f"expected peak_flops keys among {sorted(allowed)}, got {bad}")
         if not self.peak_flops:
             raise ValueError("expected at least one peak_flops entry, got none")
+        odd = {k: v for k, v in self.peak_flops.items() if not MIN_PEAK_FLOPS <= v < 1e30}
+        if odd:  # 1e-300 divided by zero downstream (exit 70); NaN fails both comparisons
+            raise ValueError(f"expected every peak_flops value between {MIN_PEAK_FLOPS:g} and "
+                             f"1e30 FLOP/s, got {odd}")
         if any(not 0 < v <= 1 for v in self.achievable_matmul_fraction.values()):
             raise ValueError("expected achievable_matmul_fraction values in (0, 1], got "
                              f"{self.achievable_matmul_fraction}")
@@ -197,10 +206,10 @@ class SystemSpec(_Frozen):
     chips: int = Field(ge=1, description="number of chips in the system")
     levels: list[NetworkLevelSpec] = Field(description="network levels, innermost first")
     host_bandwidth_bytes_per_s_per_chip: float | None = Field(
-        default=None, description="host (CPU) link bandwidth per chip for offload, bytes/s"
+        default=None, gt=0, description="host (CPU) link bandwidth per chip for offload, bytes/s"
     )
     power_watts_per_chip: float | None = Field(
-        default=None, description="full power (at full activity) per chip: the system's "
+        default=None, gt=0, description="full power (at full activity) per chip: the system's "
         "maximum power share per chip, including host and network where the figure does; None "
         "means use the chip's TDP"
     )
@@ -226,6 +235,12 @@ class SystemSpec(_Frozen):
             raise ValueError("expected at least one network level, got none")
         if self.max_chips is not None and self.max_chips < self.chips:
             raise ValueError(f"expected max_chips >= chips ({self.chips}), got {self.max_chips}")
+        groups = [lvl.group_chips for lvl in self.levels]
+        if groups != sorted(groups) or groups[-1] != self.chips:
+            # chips=1,000,000 over a level joining 8 was estimated as 8 chips with no word
+            raise ValueError(f"expected levels whose group_chips grow from the innermost and "
+                             f"whose outermost joins all {self.chips} chips, got group_chips "
+                             f"{groups}")
         return self
 
     def with_chips(self, n: int) -> SystemSpec:

@@ -88,3 +88,32 @@ def test_configure_says_an_error_on_stderr_not_into_its_output(
     code, out, err = _run(["configure", "--model", "llama2-70b", "--system", "dgx-h100",
                            "--phase", "inference", "--chips", "1000000"], capsys)
     assert code == 2 and out == "" and "at most 1016 (dgx-h100-superpod)" in err
+
+
+@pytest.mark.parametrize("change, said", [
+    ({"host_bandwidth_bytes_per_s_per_chip": -5}, "host_bandwidth_bytes_per_s_per_chip"),
+    ({"chip": {"peak_flops": {"bf16": 1e-300}}}, "expected every peak_flops value between"),
+    ({"chip": {"tdp_watts": -700}}, "tdp_watts"),
+    ({"power_watts_per_chip": 0}, "power_watts_per_chip"),
+    ({"chips": 1_000_000}, "whose outermost joins all 1000000 chips, got group_chips [8]"),
+])
+def test_a_system_file_with_impossible_values_is_bad_input(
+        tmp_path: Path, change: dict[str, object], said: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # a negative host bandwidth had given a negative step time with exit 0; a 1e-300 peak a
+    # division by zero (exit 70); a million chips over an 8-chip level were estimated as 8
+    import json
+
+    from accelkb.perf.from_kb import system_spec
+
+    data = json.loads(system_spec("dgx-h100").model_dump_json())
+    for key, value in change.items():
+        if isinstance(value, dict):
+            data[key].update(value)
+        else:
+            data[key] = value
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(data))
+    code, _, err = _run(["estimate", "training", "--model", "gpt3-13b", "--system", str(path),
+                         "--parallel", "tp=8,gbs=8,offload=1"], capsys)
+    assert code == 2 and said in err, err
