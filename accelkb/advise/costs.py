@@ -192,26 +192,27 @@ def common_kind(kb: KnowledgeBase, systems: list[str], api: Workload | None = No
 
 
 def like_for_like(rows: list[CostRow]) -> str:
-    """A warning when the rows rest on different kinds of price, or on purchases of which some
-    cover the host that runs the accelerators and some do not, else ''."""
+    """A warning when the rows rest on different kinds of price, and one when some purchases
+    cover the host that runs the accelerators and some do not (either, both, or '')."""
     kinds = {r.price_kind for r in rows if r.price_kind}
     bought = [r for r in rows if r.price_kind == "purchase" and r.includes_host is not None]
-    if len(kinds) < 2 and len({r.includes_host for r in bought}) > 1:
+    out = []
+    if len(kinds) > 1:
+        by = "; ".join(f"{r.system}: {r.price_kind}" for r in rows if r.price_kind)
+        api = (" An API price is what a user pays the provider per token, at the provider's "
+               "own batch and margin, not what the chips cost." if "api" in kinds else "")
+        out.append("Not like for like: these rows rest on different kinds of price (" + by +
+                   "). A cloud rate includes hosts, network, facility and the provider's "
+                   "margin; a purchase price is amortised at the facility assumptions." + api)
+    if len({r.includes_host for r in bought}) > 1:
         by = "; ".join(f"{r.system}: {'with' if r.includes_host else 'without'} its host"
                        for r in bought)
-        return ("Not like for like: these purchase prices differ in what they cover (" + by +
-                "). A price without the host leaves out the servers (CPUs, memory, network "
-                "cards) and switches the accelerators need, so it understates the owner's "
-                "cost against one that includes them.")
-    if len(kinds) < 2:
-        return ""
-    by = "; ".join(f"{r.system}: {r.price_kind}" for r in rows if r.price_kind)
-    api = (" An API price is what a user pays the provider per token, at the provider's own "
-           "batch and margin, not what the chips cost." if "api" in kinds else "")
-    return ("Not like for like: these rows rest on different kinds of price (" + by + "). A "
-            "cloud rate includes hosts, network, facility and the provider's margin; a purchase "
-            "price here may cover the accelerators only, amortised at the facility "
-            "assumptions." + api)
+        out.append(("Nor are the purchases alike" if out else "Not like for like: these purchase "
+                    "prices differ") + " in what they cover (" + by + "). A price without the "
+                   "host leaves out the servers (CPUs, memory, network cards) and switches the "
+                   "accelerators need, so it understates the owner's cost against one that "
+                   "includes them.")
+    return " ".join(out)
 
 
 def cost_sentence(rows: list[CostRow], goal: str) -> str:

@@ -411,7 +411,8 @@ def _batches(a: Advice) -> str:
               _in_flight(est.configuration)) for name, est in runs if name in priced]
     if not batch:
         return ""
-    head = (f"each with {batch[0][1]} sequences in flight" if len({b for _, b in batch}) == 1
+    head = (f"each with {batch[0][1]} sequence{'s' * (batch[0][1] != 1)} in flight"
+            if len({b for _, b in batch}) == 1
             else ", ".join(f"{name} with {b} in flight" for name, b in batch))
     tail = "" if a.goal == "cost" else "; a larger batch costs less per token: --goal cost " \
         "searches it"

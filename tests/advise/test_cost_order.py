@@ -68,7 +68,8 @@ def test_an_inference_cost_table_says_each_rows_batch() -> None:
                *(in_flight(c.estimate.configuration) for c in a.comparisons if c.estimate)}
     line = next(x for x in text.splitlines() if x.startswith("Per million generated tokens"))
     if len(batches) == 1:
-        assert f"(each with {batches.pop()} sequences in flight" in line
+        n = batches.pop()
+        assert f"(each with {n} sequence{'s' * (n != 1)} in flight" in line
     else:
         assert f"dgx-h100 with {in_flight(a.baseline.configuration)} in flight" in line
     assert "--goal cost searches it" in line
@@ -99,7 +100,13 @@ def test_purchases_that_differ_in_what_they_cover_are_not_like_for_like(kb: Know
                      [Comparison(system="dgx-h100", chips=8, estimate=_est(8, 6.0e3, 6.0e3))])
     assert [r.price_kind for r in rows] == ["purchase", "purchase"]
     warning = like_for_like(rows)
-    assert "differ in what they cover" in warning
+    assert warning.startswith("Not like for like: these purchase prices differ in what they "
+                              "cover")
     assert "groq-576: without its host" in warning and "dgx-h100: with its host" in warning
     same = [r.model_copy(update={"includes_host": True}) for r in rows]
     assert like_for_like(same) == ""
+    # with a cloud rate beside them, both warnings
+    mixed = [*rows, rows[1].model_copy(update={"system": "dgx-a100", "price_kind": "cloud",
+                                               "includes_host": None})]
+    both = like_for_like(mixed)
+    assert "different kinds of price" in both and "Nor are the purchases alike in what they cover" in both
