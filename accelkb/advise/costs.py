@@ -132,10 +132,34 @@ def cost_rows(kb: KnowledgeBase, system: str, base: Estimate, phase: str,
                          api)
     me = _part(cost_row(kb, system, base, phase, prefer, overrides=overrides, api=api),
                system_chips)
+    me = _other_kind(kb, me, system, base, phase, overrides, api)
     others = Overrides(None, overrides.kwh_price, overrides.pue)
     return [me] + [_part(_scaled(cost_row(kb, c.system, c.estimate, phase, prefer, others, api),
                                  c), c.system_chips)
                    for c in comparisons if c.estimate is not None]
+
+
+def _other_kind(kb: KnowledgeBase, me: CostRow, system: str, base: Estimate, phase: str,
+                overrides: Overrides, api: Workload | None) -> CostRow:
+    """This system's row, saying what it costs at its other kind of price where it has one:
+    the table takes the kind most systems compared have, so a DGX H100's own $ per M tokens
+    moved 5.3x between a list of IPU-PODs (purchase) and a list of GPUs (cloud) with no word
+    (from an audit)."""
+    from accelkb.perf.cost.from_kb import system_quotes
+
+    if me.price_kind not in ("cloud", "purchase") or overrides.price is not None:
+        return me
+    other = "purchase" if me.price_kind == "cloud" else "cloud"
+    if other not in {q.kind for q in system_quotes(system, kb)}:
+        return me
+    alt = cost_row(kb, system, base, phase, other, overrides=overrides, api=api)
+    if alt.price_kind != other or alt.usd_per_million_tokens is None:
+        return me
+    words = (f"at its {other} price ({alt.price}) {system} costs "
+             f"${alt.usd_per_million_tokens:,.3g} per M tokens (${alt.usd_low:,.3g}-"
+             f"${alt.usd_high:,.3g}), against ${me.usd_per_million_tokens or 0:,.3g} at the "
+             f"{me.price_kind} price every row here takes")
+    return me.model_copy(update={"other_kind": words})
 
 
 def _part(row: CostRow, system_chips: int | None) -> CostRow:

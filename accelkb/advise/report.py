@@ -465,7 +465,9 @@ def _cost_section(a: Advice) -> list[str]:
             *([""] if facilities else []),
             *(["What users pay per token for this model on these chips:", "",
                *[f"- {m}" for m in markets], ""] if markets else []),
-            *([f"**{warning}**", ""] if warning else [])]
+            *([f"**{warning}**", ""] if warning else []),
+            *([f"The kind of price follows the systems compared: {a.costs[0].other_kind}.", ""]
+              if a.costs[0].other_kind else [])]
 
 
 def render(a: Advice, fmt: str) -> str:

@@ -110,3 +110,18 @@ def test_purchases_that_differ_in_what_they_cover_are_not_like_for_like(kb: Know
                                                "includes_host": None})]
     both = like_for_like(mixed)
     assert "different kinds of price" in both and "Nor are the purchases alike in what they cover" in both
+
+
+def test_this_systems_row_says_its_cost_at_its_other_kind_of_price(kb: KnowledgeBase) -> None:
+    """A DGX H100's own $ per M tokens moved 5.3x between a comparison with IPU-PODs (priced by
+    purchase) and one with DGX A100s (cloud), with no word (from an audit)."""
+    h100 = _est(8, 3.2e5, 8_000.0)
+    by_cloud = cost_rows(kb, "dgx-h100", h100, "training",
+                         [Comparison(system="dgx-a100", chips=8, estimate=h100)])[0]
+    by_purchase = cost_rows(kb, "dgx-h100", h100, "training",
+                            [Comparison(system="ipu-pod64", chips=64, estimate=h100)])[0]
+    assert (by_cloud.price_kind, by_purchase.price_kind) == ("cloud", "purchase")
+    assert f"${by_purchase.usd_per_million_tokens:,.3g} per M tokens" in by_cloud.other_kind
+    assert f"${by_cloud.usd_per_million_tokens:,.3g} per M tokens" in by_purchase.other_kind
+    only = cost_rows(kb, "ipu-pod64", h100, "training", [])[0]  # one kind of price: nothing
+    assert only.other_kind == ""
