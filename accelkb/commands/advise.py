@@ -109,6 +109,9 @@ def run(args: argparse.Namespace) -> int:
         model_ref = args.model
     elif args.model is not None:
         data.append(args.model)
+    if args.slo is not None and args.goal not in ("cost", "energy"):
+        raise InputError(f"expected --slo-tokens-per-s-per-user only with --goal cost or "
+                         f"energy (it bounds their batch search), got --goal {args.goal}")
     advice = advise(args.system, workload, chips=args.chips, goal=args.goal,
                     compare=args.compare, kb=kb, progress=progress, slo=args.slo,
                     price=args.price, kwh_price=args.kwh_price, pue=args.pue,

@@ -120,6 +120,9 @@ def _run(args: argparse.Namespace) -> int:
     from accelkb.solver.config.model import ConfigRequest, Status, UserConstraints
 
     seconds_option(args.timeout, "--timeout")
+    if args.gbs is not None and args.phase != "training":
+        raise InputError("expected --gbs (a training global batch) only with --phase training, "
+                         f"got it with --phase {args.phase}")
     try:
         req = ConfigRequest(model=args.model, system=args.system, phase=args.phase,
                             chips=args.chips, global_batch=args.gbs, objective=args.objective,

@@ -236,9 +236,17 @@ def _run(args: argparse.Namespace) -> int:
     seconds_option(args.time_limit, "--time-limit")
     if args.message_bytes is not None and not 0 < args.message_bytes < float("inf"):
         raise InputError(f"expected --message-bytes > 0, got {args.message_bytes}")
+    if args.message_bytes is not None and not args.system:  # its seconds need the links'
+        raise InputError("expected --message-bytes only with --system (the seconds need the "
+                         "system's link bandwidth and latency), got it with --topology")
     for path, option in ((args.out, "--out"), (args.figure, "--figure")):
+        if path is not None and not path.strip():
+            raise InputError(f"expected {option} to name a file, got an empty name")
         if path:
             check_target(path, option)
+    if args.figure and not args.figure.endswith(".svg"):  # fig.png had been written as SVG
+        raise InputError(f"expected --figure ending in .svg (the heat map is drawn as SVG), "
+                         f"got {args.figure!r}")
     bandwidth = latency = None
     scope = None
     if args.system:
@@ -254,6 +262,9 @@ def _run(args: argparse.Namespace) -> int:
         topology = args.topology
     topo = resolve_topology(path=topology) if args.topology_file else \
         resolve_topology(spec=topology)
+    if topo.endpoints < 2:  # ring:1 was refused while torus:1x1 gave "OPTIMAL, 0 steps"
+        raise InputError(f"expected a network of at least 2 chips to schedule a collective "
+                         f"on, got {topo.endpoints}, in {topology!r}")
     demand, traffic_info = None, None
     chunks = args.chunks or 1
     if args.collective == "traffic":

@@ -83,6 +83,16 @@ class SweepSpec(BaseModel):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _where(exc: Exception) -> str:
+    """A parser's error in one line, with its line and column where the parser gives them
+    (PyYAML's first line, 'while parsing a flow sequence', said neither what nor where)."""
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return f"{what} at line {mark.line + 1}, column {mark.column + 1}"
+    return str(exc).splitlines()[0]
+
+
 def read_spec(path: str | Path) -> SweepSpec:
     """Parse and validate a spec file (.yaml, .yml, .toml or .json).
 
@@ -116,7 +126,7 @@ def read_spec(path: str | Path) -> SweepSpec:
         raise
     except Exception as exc:  # yaml.YAMLError, tomllib.TOMLDecodeError, JSONDecodeError
         raise InputError(f"sweep spec {p}: not valid {p.suffix[1:].upper()}: "
-                         f"{str(exc).splitlines()[0]}") from None
+                         f"{_where(exc)}") from None
     if not isinstance(data, dict):
         raise InputError(f"sweep spec {p}: expected a mapping of fields, got "
                          f"{type(data).__name__}")

@@ -117,3 +117,32 @@ def test_a_system_file_with_impossible_values_is_bad_input(
     code, _, err = _run(["estimate", "training", "--model", "gpt3-13b", "--system", str(path),
                          "--parallel", "tp=8,gbs=8,offload=1"], capsys)
     assert code == 2 and said in err, err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["schedule", "--topology", "torus:1x1", "--collective", "allreduce"],
+     "expected a network of at least 2 chips to schedule a collective on, got 1"),
+    (["schedule", "--topology", "torus:4x4", "--collective", "allreduce", "--message-bytes",
+      "100"], "expected --message-bytes only with --system"),
+    (["schedule", "--topology", "torus:4x4", "--collective", "allgather", "--out", ""],
+     "expected --out to name a file, got an empty name"),
+    (["schedule", "--topology", "torus:4x4", "--collective", "allgather", "--figure", "f.png"],
+     "expected --figure ending in .svg"),
+    (["configure", "--model", "gpt3-13b", "--system", "dgx-h100", "--phase", "inference",
+      "--gbs", "64"], "expected --gbs (a training global batch) only with --phase training"),
+    (["advise", "--system", "dgx-h100", "--workload", "llama2-70b-inference", "--goal", "time",
+      "--slo-tokens-per-s-per-user", "50", "--quiet"],
+     "expected --slo-tokens-per-s-per-user only with --goal cost or energy"),
+])
+def test_an_option_that_does_not_apply_is_said_not_ignored(
+        argv: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(argv, capsys)
+    assert code == 2 and said in err, err
+
+
+def test_a_yaml_mistake_says_what_and_where(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: x\nmodels: [llama2-7b\nsystems: [dgx-h100]\n")
+    code, _, err = _run(["sweep", str(spec), "--out", str(tmp_path / "o.csv")], capsys)
+    assert code == 2 and "not valid YAML: expected ',' or ']'" in err and "at line 3, column" in err
