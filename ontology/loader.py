@@ -495,12 +495,33 @@ def _violation(data: Graph, focus: Any, path: Any, value: Any, message: str) -> 
 
 
 def build_graph(sources: Iterable[tuple[str, bytes]]) -> Graph:
-    """Parse several (name, content) pairs into one new graph (all or nothing)."""
+    """Parse several (name, content) pairs into one new graph (all or nothing); a syntax error
+    in several files is said for each of them at once (:func:`one_error`)."""
     graph = Graph()
     _bind_prefixes(graph)
+    errors: list[InputError] = []
     for name, content in sources:
-        parse_into(graph, name, content)
+        try:
+            parse_into(graph, name, content)
+        except InputError as exc:
+            errors.append(exc)
+    if errors:
+        raise one_error(errors)
     return graph
+
+
+def one_error(errors: Sequence[InputError]) -> InputError:
+    """One error saying every file's (``validate bad.ttl junk.ttl`` said only the first).
+
+    >>> print(one_error([InputError("a.ttl:1: x"), InputError("b.ttl: no such file")]))
+    2 files cannot be used:
+      - a.ttl:1: x
+      - b.ttl: no such file
+    """
+    if len(errors) == 1:
+        return errors[0]
+    return InputError(f"{len(errors)} files cannot be used:\n"
+                      + "\n".join(f"  - {e}" for e in errors))
 
 
 def validate_or_raise(data: Graph, shapes: Graph, what: Sequence[str],

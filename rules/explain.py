@@ -342,7 +342,8 @@ def explain(kb: KnowledgeBase, fact: URIRef | str | Sequence[Node], *,
         if types:
             return walker.explain((node, RDF.type, types[0]), 0)
         raise InputError(f"expected a derived fact or node, got {node}: it is not in the "
-                         "knowledge base (run accelkb.rules.infer first)")
+                         "knowledge base; derive the findings first (`accelkb explain "
+                         "--workload W --system S`, or accelkb.rules.infer in Python)")
     s, p, o = fact
     if (s, p, o) not in kb.dataset:
         raise InputError(f"expected a fact of the knowledge base, got ({s}, {p}, {o})")

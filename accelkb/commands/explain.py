@@ -46,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("expected an IRI or --workload and --system, got neither")
     if args.chips is not None and args.chips < 1:
         raise InputError(f"--chips: expected a positive number of chips, got {args.chips}")
+    if args.iri and (not args.iri.strip() or any(c in args.iri for c in ' <>"{}|\\^`')):
+        raise InputError(f"expected an IRI (no spaces or <>\"{{}}|\\^` characters), got "
+                         f"{args.iri!r}")
     kb = KnowledgeBase(args.data)
     iris = [args.iri] if args.iri else []
     if args.workload:

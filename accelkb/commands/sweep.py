@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from accelkb.sweep import summary
     from accelkb.sweep.spec import SweepSpec, read_spec
-    from accelkb.sweep.store import check_target, read_rows
+    from accelkb.sweep.store import check_outcomes, check_target, read_rows
 
     if args.schema:
         json.dump(SweepSpec.model_json_schema(), sys.stdout, indent=2)
@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise InputError(f"expected --summary to name a results file, got '{path}'")
         rows = read_rows(path)
+        check_outcomes(path, rows)
         sys.stdout.write(summary.text(rows))
         if args.figure:
             summary.figure(rows, Path(args.figure))

@@ -146,18 +146,37 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         import pyarrow.parquet as pq
 
         try:
-            return list(pq.read_table(path).to_pylist())
+            table = list(pq.read_table(path).to_pylist())
         except Exception as exc:  # pyarrow.ArrowInvalid and friends
             raise InputError(f"cannot read {path} as Parquet: {exc}") from None
+        return _checked(path, table)
     try:
         with open(path, newline="", encoding="utf-8") as fh:
             rows = [{k: v or None if k in TEXT else _cell(v) for k, v in r.items()}
                     for r in csv.DictReader(fh)]
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise InputError(f"cannot read {path} as CSV: {exc}") from None
+    return _checked(path, rows)
+
+
+#: The solver outcomes a results row may hold.
+STATUSES = ("OPTIMAL", "FEASIBLE", "UNSATISFIABLE", "UNKNOWN", "ERROR")
+
+
+def _checked(path: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` if they are a sweep's (a point_id column)."""
     if rows and "point_id" not in rows[0]:
         raise InputError(f"{path}: expected a sweep results file (a point_id column)")
     return rows
+
+
+def check_outcomes(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Refuse rows whose status is no solver outcome: ``sweep --summary`` summed a row saying
+    BANANA as '1 BANANA' (``query --results`` says it through the SHACL shapes instead)."""
+    odd = sorted({str(r.get("status")) for r in rows} - set(STATUSES))
+    if odd:
+        raise InputError(f"{path}: expected one solver outcome per row: "
+                         f"{', '.join(STATUSES)}; got {', '.join(odd)}")
 
 
 def _cell(v: str | None) -> Any:

@@ -146,3 +146,29 @@ def test_a_yaml_mistake_says_what_and_where(tmp_path: Path,
     spec.write_text("name: x\nmodels: [llama2-7b\nsystems: [dgx-h100]\n")
     code, _, err = _run(["sweep", str(spec), "--out", str(tmp_path / "o.csv")], capsys)
     assert code == 2 and "not valid YAML: expected ',' or ']'" in err and "at line 3, column" in err
+
+
+def test_validate_says_every_files_error_at_once(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    bad, junk = tmp_path / "bad.ttl", tmp_path / "junk.ttl"
+    bad.write_text("<a> <b> .\n")
+    junk.write_text('@prefix x: <urn:x#> .\nx:a x:b "c\n')
+    code, _, err = _run(["validate", str(bad), str(tmp_path / "none.ttl"), str(junk)], capsys)
+    assert code == 2 and "3 files cannot be used" in err
+    assert "none.ttl: no such file" in err and "bad.ttl:1:" in err and "junk.ttl:2:" in err
+
+
+def test_a_summary_refuses_a_status_no_solver_gives(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    rows = tmp_path / "r.csv"
+    rows.write_text("point_id,status\np1,BANANA\n")
+    code, _, err = _run(["sweep", "--summary", str(rows)], capsys)
+    assert code == 2 and "expected one solver outcome per row" in err and "BANANA" in err
+
+
+def test_explain_says_a_malformed_iri_and_how_to_derive_findings(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(["explain", "not an iri <>"], capsys)
+    assert code == 2 and "expected an IRI" in err and "serialize" not in err
+    code, _, err = _run(["explain", "https://w3id.org/accelkb/data/nothing"], capsys)
+    assert code == 2 and "accelkb explain --workload W --system S" in err
