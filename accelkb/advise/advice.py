@@ -64,6 +64,11 @@ class Estimate(_Frozen):
                                      "must fit, per chip")
     breakdown_s: dict[str, float] = Field(description="time split by cause, s")
     joules_per_token: float | None = Field(default=None, description="energy per token, J")
+    end_to_end_tokens_per_s: float | None = Field(
+        default=None, description="inference: generated tokens per second counting each "
+        "request's prefill too, the rate cost and energy per token are priced on")
+    end_to_end_joules_per_token: float | None = Field(
+        default=None, description="inference: energy per generated token, prefill included, J")
     power_w: float | None = Field(default=None, description="average power, W")
     time_to_train_s: float | None = Field(default=None, description="training: time for the "
                                           "workload's tokens, s")

@@ -144,9 +144,8 @@ def comparison(model: ModelSpec, other: Compared, phase: str, gbs: int, prompt: 
                      f"{_time(time_s, phase)} {_UNIT[phase == 'training']} (--compare "
                      f"{other.name}:{n})", "fewest_chips": n, "fewest_chips_time_s": time_s})
     e = parts.as_estimate(est).model_copy(update={"ranges": parts.ranges(est, spec.chip.vendor)})
-    per_watt = e.tokens_per_s / e.power_w if e.power_w else None
     return Comparison(system=other.name, chips=e.chips, estimate=e,
-                      tokens_per_s_per_watt=per_watt, scaled=where(other, e.chips),
+                      tokens_per_s_per_watt=parts.per_watt(e), scaled=where(other, e.chips),
                       system_chips=spec.chips, own_chips=other.own_chips)
 
 

@@ -33,9 +33,14 @@ def cost_row(kb: KnowledgeBase, system: str, est: Estimate, phase: str, prefer: 
          overrides: Overrides = NO_OVERRIDES, api: Workload | None = None) -> CostRow:
     from accelkb.perf.cost.estimate import cost_of
 
+    # inference is priced per generated token with each request's prefill counted, as
+    # `accelkb estimate` prices it and as the cost search ranks it (the decode-only rate made a
+    # DGX H100's tokens 2.9x cheaper, beside an API price that includes the prompt)
     data: dict[str, Any] = {
         "power_w": est.power_w, "tokens_per_s": est.tokens_per_s,
-        "end_to_end_tokens_per_s": est.tokens_per_s, "joules_per_token": est.joules_per_token,
+        "end_to_end_tokens_per_s": est.end_to_end_tokens_per_s or est.tokens_per_s,
+        "joules_per_token": est.joules_per_token,
+        "end_to_end_joules_per_token": est.end_to_end_joules_per_token,
         "time_to_train_s": est.time_to_train_s,
         "energy_to_train_j": (est.power_w * est.time_to_train_s
                               if est.power_w and est.time_to_train_s else None)}
@@ -59,7 +64,7 @@ def cost_row(kb: KnowledgeBase, system: str, est: Estimate, phase: str, prefer: 
         from accelkb.perf.cost.from_kb import facility
         from accelkb.perf.cost.model import kwh_per_million_tokens
 
-        jpt = est.joules_per_token
+        jpt = est.end_to_end_joules_per_token or est.joules_per_token
         fac = overridden(facility(kb), overrides.kwh_price, overrides.pue)
         tpj = 1.0 / jpt if jpt else None
         kwh = kwh_per_million_tokens(jpt, fac.pue if fac else 1.0) if jpt else None

@@ -62,6 +62,8 @@ def as_estimate(est: TrainingEstimate | InferenceEstimate) -> Estimate:
                     tokens_per_s_per_user=est.tokens_per_s_per_user, ttft_s=est.ttft_s,
                     mfu=est.mfu, memory_per_chip_bytes=dict(est.memory_per_chip_bytes),
                     breakdown_s=dict(est.breakdown), joules_per_token=est.joules_per_token,
+                    end_to_end_tokens_per_s=est.end_to_end_tokens_per_s,
+                    end_to_end_joules_per_token=est.end_to_end_joules_per_token,
                     power_w=est.power_w, bound=est.bound)
 
 
@@ -355,16 +357,24 @@ def _power_scope(spec: SystemSpec) -> str:
     return "average" if spec.average_watts_per_chip is not None else "none"
 
 
-def _per_watt_at_tdp(spec: SystemSpec, tokens_per_s: float, power_w: float | None
-                     ) -> float | None:
-    """tokens/s per W with the run's power put on the chips' TDP where it can be: a system's
+def per_watt(e: Any) -> float | None:
+    """Tokens per second per watt of a report estimate: for inference, generated tokens per
+    joule with each request's prefill counted (what the cost table's tokens/J says, and what
+    the cost and energy searches rank), else its tokens per second over its power."""
+    if getattr(e, "end_to_end_joules_per_token", None):
+        return 1.0 / float(e.end_to_end_joules_per_token)
+    return e.tokens_per_s / e.power_w if e.power_w else None
+
+
+def _per_watt_at_tdp(spec: SystemSpec, e: Any) -> float | None:
+    """:func:`per_watt` with the run's power put on the chips' TDP where it can be: a system's
     full power (a server's maximum input, shared per chip) scaled to the chip's TDP at the same
     activity; a system without a chip TDP keeps its own figure."""
-    if power_w is None:
-        return None
-    if spec.power_watts_per_chip is not None and spec.chip.tdp_watts is not None:
-        power_w *= spec.chip.tdp_watts / spec.power_watts_per_chip
-    return tokens_per_s / power_w
+    pw = per_watt(e)
+    if pw is not None and spec.power_watts_per_chip is not None \
+            and spec.chip.tdp_watts is not None:
+        pw *= spec.power_watts_per_chip / spec.chip.tdp_watts
+    return pw
 
 
 def one_power_boundary(own: SystemSpec, own_est: Any, others: list[tuple[SystemSpec, Comparison]]
@@ -376,7 +386,7 @@ def one_power_boundary(own: SystemSpec, own_est: Any, others: list[tuple[SystemS
     figure and the basis says they are not comparable; else the basis is empty."""
     specs = [own, *[s for s, _ in others]]
     scopes = {s.name: _power_scope(s) for s in specs}
-    own_pw = own_est.tokens_per_s / own_est.power_w if own_est.power_w else None
+    own_pw = per_watt(own_est)
     kinds = set(scopes.values()) - {"none"}
     if kinds <= {"system", "system, no chip TDP"} or len(kinds) <= 1:
         return [c for _, c in others], own_pw, ""
@@ -385,10 +395,9 @@ def one_power_boundary(own: SystemSpec, own_est: Any, others: list[tuple[SystemS
         return [c for _, c in others], own_pw, (
             "each system's own full-power figure, and these differ in scope with no common "
             f"boundary to put them on, so the column is not like for like ({listed})")
-    out = [c.model_copy(update={"tokens_per_s_per_watt": _per_watt_at_tdp(
-        s, c.estimate.tokens_per_s, c.estimate.power_w)}) if c.estimate is not None else c
-        for s, c in others]
-    return out, _per_watt_at_tdp(own, own_est.tokens_per_s, own_est.power_w), (
+    out = [c.model_copy(update={"tokens_per_s_per_watt": _per_watt_at_tdp(s, c.estimate)})
+           if c.estimate is not None else c for s, c in others]
+    return out, _per_watt_at_tdp(own, own_est), (
         f"{AT_TDP} (each run's activity kept): the knowledge base's full-power figures differ "
         f"in scope ({listed})")
 

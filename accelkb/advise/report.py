@@ -185,7 +185,8 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
               "and layout that serve cheapest, at the workload's precision where the weights "
               "fit, else the narrowest the chip computes in), at the same sequence lengths. "
               "Rows may therefore differ in precision: the column says which each runs at. "
-              "Times carry their ranges.", "",
+              "Times carry their ranges; tokens/s per W counts, for inference, each request's "
+              "prefill with its generated tokens, as the cost table does.", "",
               "| system | chips used | layout | precision | time | tokens/s | tokens/s per W | "
               "note |", "|---|---|---|---|---|---|---|---|"]
         for c in a.comparisons:
@@ -199,8 +200,7 @@ def markdown(a: Advice, with_figures: bool = False) -> str:
                      f"{_t(c.estimate.time_s, a.phase)}{_range(c.estimate, 'time_s', a.phase)} | "
                      f"{c.estimate.tokens_per_s:,.0f} | "
                      f"{pw} | {note} |")
-        own = a.baseline_tokens_per_s_per_watt if a.per_watt_basis else (
-            b.tokens_per_s / b.power_w if b.power_w else None)
+        own = a.baseline_tokens_per_s_per_watt
         base_pw = f"{own:.3g}" if own else "n/a"
         L += [f"| **{a.system}** (this system) | {b.chips} | {_layout(b)} | "
               f"{b.configuration.get('precision', '')} | {_t(b.time_s, a.phase)}"

@@ -47,8 +47,10 @@ def test_goal_cost_batches_up_to_the_speed_target_and_prices_it(priced: Knowledg
     assert "keeping 20 tokens/s per user" in a.baseline_note
     row = a.costs[0]
     assert row.system == "my-npu-node" and row.usd_per_hour == 80.0
-    assert row.usd_per_million_tokens == pytest.approx(80.0 / (a.baseline.tokens_per_s * 3600)
-                                                       * 1e6)
+    # priced per generated token with the prefill counted, as `accelkb estimate` prices it
+    rate = a.baseline.end_to_end_tokens_per_s
+    assert rate and rate < a.baseline.tokens_per_s
+    assert row.usd_per_million_tokens == pytest.approx(80.0 / (rate * 3600) * 1e6)
     assert a.answer.startswith("At my-npu-node's price, a million tokens cost $")
     text = render(a, "md")
     assert "## Cost and energy" in text and "$80.00" in text
@@ -64,7 +66,8 @@ def test_goal_energy_minimises_joules_and_says_so_without_a_price() -> None:
     assert a.answer.startswith("dgx-a100 does ")
     latency = advise("dgx-a100", "llama2-70b-inference", goal="latency")
     assert a.baseline.joules_per_token < latency.baseline.joules_per_token
-    assert a.costs[0].tokens_per_joule == pytest.approx(1 / a.baseline.joules_per_token)
+    assert a.costs[0].tokens_per_joule == pytest.approx(
+        1 / (a.baseline.end_to_end_joules_per_token or 0))
 
 
 def test_an_unreachable_speed_target_is_a_clear_error() -> None:
@@ -139,8 +142,8 @@ def test_costs_are_queryable_with_sparql_after_advise(kb: KnowledgeBase) -> None
     assert mine.usd_per_million_tokens == pytest.approx(1.2 + 0.6 * 10000 / 1500)
     assert (mine.usd_low, mine.usd_high) == pytest.approx((5.2 / 1.2, 5.2 * 1.2))
     assert "observed market price, not a cost" in mine.market and "SambaNova Cloud" in mine.price
-    assert mine.kwh_per_million_tokens == pytest.approx(a.baseline.joules_per_token * 1.25
-                                                        / 3.6)
+    assert mine.kwh_per_million_tokens == pytest.approx(
+        (a.baseline.end_to_end_joules_per_token or 0) * 1.25 / 3.6)
     assert float(rack[4]) == pytest.approx(mine.usd_per_million_tokens)  # type: ignore[arg-type]
     assert float(rack[5]) <= float(rack[4]) <= float(rack[6])  # the price's range
     assert str(rack[9]) == "api" and "SambaNova" in str(rack[10])  # kind and basis, in words
