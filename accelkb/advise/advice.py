@@ -328,6 +328,8 @@ class CostRow(_Frozen):
     market: str = Field(default="", description="inference: what an API provider charges for "
                         "the model on this system's chip (an observed market price), if known")
     basis: list[str] = Field(default_factory=list, description="the price and assumptions used")
+    system_chips: int | None = Field(default=None, description="the chips of the system it "
+                                     "ran on, where the layout uses fewer (one replica)")
     other_kind: str = Field(default="", description="this system only: its cost at the other "
                             "kind of price it has (the table prices every row by the kind most "
                             "systems compared have, so this system's own figure moves with the "

@@ -58,7 +58,7 @@ class InferenceBaseline:
     fitted: int
 
 
-def _divisors(n: int) -> list[int]:
+def divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
@@ -109,7 +109,7 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
     prec = training_precision(system, precision)
     fast = system.levels[0].group_chips
     fused = stack_fuses_attention(system.chip)  # FlashAttention where a framework launches kernels
-    tps = [t for t in _divisors(min(fast, chips)) if model.heads % t == 0 and chips % t == 0]
+    tps = [t for t in divisors(min(fast, chips)) if model.heads % t == 0 and chips % t == 0]
     best: TrainingEstimate | None = None
     best_cfg: TrainingConfig | None = None
     ok: tuple[TrainingEstimate, TrainingConfig] | None = None
@@ -117,7 +117,7 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
     last_error = ""
     short_of_memory = False  # a layout failed for memory: the answer is "no", not bad input
     for tp in tps:
-        for pp in _divisors(model.layers):
+        for pp in divisors(model.layers):
             if (chips // tp) % pp or pp > chips // tp:
                 continue
             dp = chips // (tp * pp)
@@ -148,7 +148,7 @@ def best_training_config(model: ModelSpec, system: SystemSpec, global_batch: int
     if ok is not None:
         best, best_cfg = ok
     if best is None or best_cfg is None:
-        raise _none_fits("training", model, system, tried, last_error, short_of_memory)
+        raise none_fits("training", model, system, tried, last_error, short_of_memory)
     return TrainingBaseline(best_cfg, best, tried, fitted)
 
 
@@ -165,39 +165,17 @@ def _replica_depths(stages: int, layers: int) -> list[int]:
     return depths + [layers]
 
 
-InferenceGoal = Literal["latency", "throughput", "cost", "energy"]
-
-
-def _key(est: InferenceEstimate, goal: InferenceGoal) -> float:
-    """What the search minimises: the token time, minus the throughput, minus the throughput
-    per chip used (the least $ per token where chips are priced by the hour), or the joules per
-    token."""
-    if goal == "latency":
-        return est.decode_s_per_token
-    if goal == "throughput":
-        return -est.tokens_per_s
-    if goal == "cost":
-        return -est.end_to_end_tokens_per_s / est.chips
-    return est.joules_per_token if est.joules_per_token is not None else float("inf")
-
-
 def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int, output_len: int,
                           batch: int = 1, precision: str | None = None,
-                          goal: InferenceGoal = "latency",
-                          min_tokens_per_s_per_user: float | None = None) -> InferenceBaseline:
+                          goal: Literal["latency", "throughput"] = "latency") -> InferenceBaseline:
     """Lowest per-token latency (or highest throughput) layout on all of ``system``'s chips, or,
     where one replica of the model cannot use them all (more pipeline stages than layers: an
     8B model on a 4,096-chip TPU slice), on the replica sizes it can use (pipeline depths of
-    powers of two and the layer count), the rest of the chips left to other replicas. For
-    ``goal`` cost or energy, the most tokens per second per chip used (or the fewest joules per
-    token), over those depths and every shallower one: on a 576-chip Groq system, one replica
-    on 41 stages serves 13x the tokens per chip of one on 72, whose stages' SRAM cannot hold
-    a sequence in flight per stage.
+    powers of two and the layer count), the rest of the chips left to other replicas. (The
+    least $ or joules per token: :mod:`accelkb.advise.cheapest`.)
 
     Tries the workload's precision first, then cheaper ones the chip supports, so an SRAM-only
     machine that cannot hold 16-bit weights ends up at INT8 (as Groq's deployment does).
-    ``min_tokens_per_s_per_user`` leaves out layouts slower per user (a service-level target);
-    where every fitting layout is, the error says so.
     """
     chips = system.chips
     peaks = system.chip.peak_flops
@@ -207,23 +185,20 @@ def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int,
     tried = fitted = 0
     last_error = ""
     short_of_memory = False  # a layout failed for memory: the answer is "no", not bad input
-    too_slow: InferenceEstimate | None = None  # the fastest per user of those below the target
     for prec in order:
-        if prec not in peaks and not (prec == "int8" and "int8" in peaks):
+        if prec not in peaks:
             continue
         best: InferenceEstimate | None = None
         best_cfg: InferenceConfig | None = None
-        for tp in _divisors(min(fast, chips)):
+        for tp in divisors(min(fast, chips)):
             if model.kv_heads % tp and tp % model.kv_heads:
                 continue
             if model.heads % tp or chips % tp:
                 continue
-            depths = _replica_depths(chips // tp, model.layers)
-            if goal in ("cost", "energy"):  # a replica on fewer chips may serve more per chip
-                depths = sorted({*depths, *range(1, min(chips // tp, model.layers) + 1)})
             # throughput: pp batches in flight where every stage holds their KV cache, else one
-            pipelining = (False,) if goal == "latency" else (True, False)
-            for pp, pipelined in itertools.product(depths, pipelining):
+            pipelining = (True, False) if goal == "throughput" else (False,)
+            for pp, pipelined in itertools.product(_replica_depths(chips // tp, model.layers),
+                                                   pipelining):
                 cfg = InferenceConfig.model_validate(dict(
                     tp=tp, pp=pp, batch=batch, prompt_len=prompt_len, output_len=output_len,
                     precision=prec, pipelined=pipelined and pp > 1, queue_when_full=True))
@@ -235,24 +210,16 @@ def best_inference_config(model: ModelSpec, system: SystemSpec, prompt_len: int,
                     short_of_memory |= isinstance(exc, InfeasibleError)
                     continue
                 fitted += 1
-                if min_tokens_per_s_per_user is not None \
-                        and est.tokens_per_s_per_user < min_tokens_per_s_per_user:
-                    if too_slow is None or est.tokens_per_s_per_user > too_slow.tokens_per_s_per_user:
-                        too_slow = est
-                    continue
-                if best is None or _key(est, goal) < _key(best, goal):
+                key = est.decode_s_per_token if goal == "latency" else -est.tokens_per_s
+                if best is None or key < (best.decode_s_per_token if goal == "latency"
+                                          else -best.tokens_per_s):
                     best, best_cfg = est, cfg
         if best is not None and best_cfg is not None:
             return InferenceBaseline(best_cfg, best, tried, fitted)
-    if too_slow is not None:  # well-formed, and the answer is no (exit 1)
-        raise InfeasibleError(
-            f"no inference layout of {model.name} on {system.name} at batch {batch} keeps "
-            f"{min_tokens_per_s_per_user:g} tokens/s per user ({fitted} of {tried} layouts fit; "
-            f"the fastest per user gives {too_slow.tokens_per_s_per_user:.3g})")
-    raise _none_fits("inference", model, system, tried, last_error, short_of_memory)
+    raise none_fits("inference", model, system, tried, last_error, short_of_memory)
 
 
-def _none_fits(phase: str, model: ModelSpec, system: SystemSpec, tried: int, last_error: str,
+def none_fits(phase: str, model: ModelSpec, system: SystemSpec, tried: int, last_error: str,
                short_of_memory: bool) -> InputError:
     """The error of a layout search that found nothing: :class:`InfeasibleError` (a negative
     answer, exit 1) where layouts failed for memory, else :class:`InputError`."""

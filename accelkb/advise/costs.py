@@ -170,7 +170,10 @@ def _other_kind(kb: KnowledgeBase, me: CostRow, system: str, base: Estimate, pha
 def _part(row: CostRow, system_chips: int | None) -> CostRow:
     """A layout on part of a system's chips is priced for the chips it uses (the rest can serve
     other work); the row says so, and what the whole system's price would make it."""
-    if system_chips is None or row.usd_per_hour is None or row.chips >= system_chips:
+    if system_chips is None:
+        return row
+    row = row.model_copy(update={"system_chips": system_chips})
+    if row.usd_per_hour is None or row.chips >= system_chips:
         return row
     fit = system_chips // row.chips
     idle = system_chips - fit * row.chips
@@ -244,20 +247,31 @@ def like_for_like(rows: list[CostRow]) -> str:
     return " ".join(out)
 
 
+def _names(rows: list[CostRow]) -> list[str]:
+    """Each row's name, with its system's chips where a system appears at two sizes (dgx-h100
+    and dgx-h100 x64: the answer named the SuperPOD's price as a DGX H100's)."""
+    twice = {r.system for r in rows if sum(x.system == r.system for x in rows) > 1}
+    return [f"{r.system} x{r.system_chips or r.chips}" if r.system in twice else r.system
+            for r in rows]
+
+
 def cost_sentence(rows: list[CostRow], goal: str) -> str:
-    """One sentence for the answer when the goal is cost or energy."""
+    """One sentence for the answer when the goal is cost or energy. The cheapest is named only
+    among rows priced by the same kind as this system's (an API price, with the provider's
+    margin, was named cheapest against a cloud rental of H100s)."""
     if not rows:
         return ""
-    me = rows[0]
+    me, names = rows[0], _names(rows)
     if goal == "energy":
         if me.tokens_per_joule is None:
             return f"No power figure for {me.system}, so its energy per token is not known."
-        best = max((r for r in rows if r.tokens_per_joule), key=lambda r: r.tokens_per_joule or 0)
-        tail = (f"; of the systems compared, {best.system} does the most work per joule "
-                f"({best.tokens_per_joule:.3g} tokens/J)" if best is not me else "")
+        i = max((i for i, r in enumerate(rows) if r.tokens_per_joule),
+                key=lambda i: rows[i].tokens_per_joule or 0)
+        tail = (f"; of the systems compared, {names[i]} does the most work per joule "
+                f"({rows[i].tokens_per_joule:.3g} tokens/J)" if i else "")
         return (f"{me.system} does {me.tokens_per_joule:.3g} tokens per joule at the chips "
                 f"({me.kwh_per_million_tokens or 0:.3g} kWh per million tokens with the "
-                f"facility){tail}.")
+                f"facility, prefill counted){tail}.")
     if me.usd_per_million_tokens is None:
         return (f"No price for {me.system} in the knowledge base, so its cost is not known "
                 "(give a --data file with an ak:PriceQuote).")
@@ -267,11 +281,17 @@ def cost_sentence(rows: list[CostRow], goal: str) -> str:
                 f"tokens for this model on {me.system}'s chips (range ${me.usd_low:,.3g} to "
                 f"${me.usd_high:,.3g}; an observed market price, not the cost of owning them)")
     else:
-        head = (f"At {me.system}'s price, a million tokens cost "
+        head = (f"At {me.system}'s {me.price_kind} price, a million generated tokens cost "
                 f"${me.usd_per_million_tokens:,.3g} (range ${me.usd_low:,.3g} to "
-                f"${me.usd_high:,.3g})")
-    priced = [r for r in rows if r.usd_per_million_tokens is not None]
-    best = min(priced, key=lambda r: r.usd_per_million_tokens or 0.0)
-    tail = (f"; of the systems compared, {best.system} is cheapest at "
-            f"${best.usd_per_million_tokens:,.3g}" if best is not me else "")
+                f"${me.usd_high:,.3g}; prefill counted)")
+    alike = [i for i, r in enumerate(rows)
+             if r.usd_per_million_tokens is not None and r.price_kind == me.price_kind]
+    i = min(alike, key=lambda i: rows[i].usd_per_million_tokens or 0.0)
+    tail = (f"; of the systems compared at a {me.price_kind} price, {names[i]} is cheapest at "
+            f"${rows[i].usd_per_million_tokens:,.3g}" if i else "")
+    others = [names[j] for j, r in enumerate(rows)
+              if r.usd_per_million_tokens is not None and r.price_kind != me.price_kind]
+    if others:
+        tail += (f" ({', '.join(others)} priced otherwise, so not ranked: see the cost "
+                 "table's warning)")
     return head + tail + "."

@@ -7,9 +7,8 @@ objects.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from rdflib import URIRef
 
@@ -24,7 +23,7 @@ from accelkb.advise.advice import (
 from accelkb.advise.baseline import best_inference_config, best_training_config
 from accelkb.advise.findings import clip as find_clip
 from accelkb.advise.kbfacts import local
-from accelkb.errors import InfeasibleError, InputError
+from accelkb.errors import InputError
 from accelkb.ontology.kb import KnowledgeBase
 from accelkb.ontology.namespace import AK
 from accelkb.perf import (
@@ -278,54 +277,24 @@ def what_ifs(model: ModelSpec, system: SystemSpec, cfg: TrainingConfig | Inferen
     return sorted(out, key=lambda w: -(w.speedup or 0.0))
 
 
-BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
-
-
 def _cheapest(model: ModelSpec, system: SystemSpec, prompt: int, output: int,
               precision: str | None, goal: str, slo: float | None) -> tuple[Any, Any, str]:
-    """Inference for --goal cost or energy: the batch and layout with the most tokens per
-    second (the least $ per token: the system's hour costs the same) or the fewest joules per
-    token, among those that keep ``slo`` tokens/s per user."""
-    best: Any = None
-    tried = 0
-    last, negative = "", False
-    search: Literal["cost", "energy"] = "cost" if goal == "cost" else "energy"
-    for batch in BATCHES:
-        try:
-            ib = best_inference_config(model, system, prompt, output, batch, precision, search,
-                                       slo)
-            tried += ib.tried
-            est = ib.estimate
-            if est.waves > 1:  # the batch does not fit at once: serve what does, then stop
-                ib = best_inference_config(model, system, prompt, output,
-                                           math.ceil(batch / est.waves), precision, search, slo)
-                tried += ib.tried
-                est = ib.estimate
-        except InputError as exc:
-            last, negative = str(exc).splitlines()[0], isinstance(exc, InfeasibleError)
-            break  # a larger batch fits no better, nor is it faster per user
-        # the hour of a chip costs the same whatever it serves: $ per token goes with tokens/s
-        # per chip used
-        key = (-est.end_to_end_tokens_per_s / est.chips if goal == "cost"
-               else (est.joules_per_token or float("inf")))
-        if best is None or key < best[0]:
-            best = (key, ib)
-        if ib.config.batch < batch:
-            break  # larger batches only queue
-    if best is None:  # a target no layout meets, or chips that hold none, is a "no" (exit 1)
-        raise (InfeasibleError if negative else InputError)(
-            last if last.startswith("no inference layout") else
-            f"no inference layout of {model.name} on {system.name} meets the goal: {last}")
-    ib = best[1]
-    what = "most tokens per second per chip used (least $ per token)" if goal == "cost" else \
-        "fewest joules per token"
+    """Inference for --goal cost or energy: the layout and batch with the most tokens per
+    second per chip used (the least $ per token) or the fewest joules per token, among those
+    that keep ``slo`` tokens/s per user (:mod:`accelkb.advise.cheapest`)."""
+    from accelkb.advise.cheapest import MAX_BATCH, cheapest_inference_config
+
+    ib = cheapest_inference_config(model, system, prompt, output, precision,
+                                   "cost" if goal == "cost" else "energy", slo)
+    what = ("most generated tokens per second per chip used, prefill counted (least $ per "
+            "token)" if goal == "cost" else "fewest joules per generated token, prefill counted")
     slo_words = f", keeping {slo:g} tokens/s per user" if slo is not None else \
         ", with no per-user speed target (--slo-tokens-per-s-per-user)"
     flight = (f"batch {ib.config.batch} on each of {ib.config.pp} pipeline stages" if
               ib.config.pipelined else f"batch {ib.config.batch}")
-    note = (f"{what} over batches {BATCHES[0]}-{BATCHES[-1]} and {tried} layouts{slo_words}: "
-            f"{flight} at {ib.config.precision.upper()}, on {ib.estimate.chips} of "
-            f"{system.chips} chips")
+    note = (f"{what}, over {ib.tried} layouts, each at the largest batch up to {MAX_BATCH} it "
+            f"holds at once{slo_words}: {flight} at {ib.config.precision.upper()}, on "
+            f"{ib.estimate.chips} of {system.chips} chips")
     return ib.config, ib.estimate, note
 
 

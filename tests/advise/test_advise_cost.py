@@ -51,7 +51,7 @@ def test_goal_cost_batches_up_to_the_speed_target_and_prices_it(priced: Knowledg
     rate = a.baseline.end_to_end_tokens_per_s
     assert rate and rate < a.baseline.tokens_per_s
     assert row.usd_per_million_tokens == pytest.approx(80.0 / (rate * 3600) * 1e6)
-    assert a.answer.startswith("At my-npu-node's price, a million tokens cost $")
+    assert a.answer.startswith("At my-npu-node's cloud price, a million generated tokens cost $")
     text = render(a, "md")
     assert "## Cost and energy" in text and "$80.00" in text
     # without the target the batch grows further, and each token costs less
@@ -62,7 +62,7 @@ def test_goal_cost_batches_up_to_the_speed_target_and_prices_it(priced: Knowledg
 
 def test_goal_energy_minimises_joules_and_says_so_without_a_price() -> None:
     a = advise("dgx-a100", "llama2-70b-inference", goal="energy", slo=10.0)
-    assert "fewest joules per token" in a.baseline_note
+    assert "fewest joules per generated token, prefill counted" in a.baseline_note
     assert a.answer.startswith("dgx-a100 does ")
     latency = advise("dgx-a100", "llama2-70b-inference", goal="latency")
     assert a.baseline.joules_per_token < latency.baseline.joules_per_token
@@ -71,8 +71,8 @@ def test_goal_energy_minimises_joules_and_says_so_without_a_price() -> None:
 
 
 def test_an_unreachable_speed_target_is_a_clear_error() -> None:
-    with pytest.raises(InputError, match=r"at batch 1 keeps 100000 tokens/s per user \(\d+ of "
-                       r"\d+ layouts fit; the fastest per user gives"):
+    with pytest.raises(InputError, match=r"keeps 100000 tokens/s per user at any batch \(\d+ of "
+                       r"\d+ tried fit; the fastest per user gives"):
         advise("dgx-a100", "llama2-70b-inference", goal="cost", slo=1e5)
 
 
