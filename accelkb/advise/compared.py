@@ -233,7 +233,9 @@ def sentence(rows: list[Comparison], own: Any, phase: str, goal: str = "time") -
             continue
         ratio = (own.time_s / c.estimate.time_s if by_time
                  else c.estimate.tokens_per_s / own.tokens_per_s)
+        per_chip = ("" if c.estimate.chips == own.chips else
+                    f" ({ratio * own.chips / c.estimate.chips:.2f}x per chip)")
         out.append(f"{name}: {_time(c.estimate.time_s, phase)} {unit} on {c.estimate.chips} "
                    f"chips, {ratio:.2f}x {'the speed' if by_time else 'the throughput'} of this "
-                   f"system's {own.chips}")
+                   f"system's {own.chips}{per_chip}")
     return "Compared on the same workload: " + "; ".join(out) + "." if out else ""

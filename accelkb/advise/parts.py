@@ -170,6 +170,15 @@ def check_candidate(kb: KnowledgeBase, opt: URIRef, mitigates: list[str], model:
     if all(current.get(k) == v for k, v in change.items()):
         return Recommendation(status="already-applied", configuration_change=change,
                               before=as_estimate(base), **common)
+    if change.get("rts") and int(current.get("zero") or 0) >= 1:
+        # the model shards with rts=true what ZeRO-1 shards (the optimizer state over the
+        # replicas): q1b listed it as 'no-gain 1.000x' beside ZeRO-3, named RTS on IPUs, at 1.2x
+        return Recommendation(
+            status="already-applied", configuration_change=change, before=as_estimate(base),
+            solver_check=f"the baseline's zero={current['zero']} already shards the optimizer "
+            "state over the replicas, which is what rts=true shards in the model; sharding the "
+            "weights and gradients too is ZeRO stage 3 (zero=3), RTS of the whole model state",
+            **common)
     try:
         new_cfg = type(cfg).model_validate({**current, **change})
         after = estimate(model, system, new_cfg, tokens)

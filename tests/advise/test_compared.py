@@ -136,7 +136,8 @@ def test_the_answer_sentence_puts_each_system_against_this_one() -> None:
                        fewest_chips_time_s=400.0),
             Comparison(system="odd", chips=8, error="no network")]
     text = compared.sentence(rows, own, "training")
-    assert "dgx-h100 x48: 150 s per step on 48 chips, 4.00x the speed of this system's 16" in text
+    assert "dgx-h100 x48: 150 s per step on 48 chips, 4.00x the speed of this system's 16 " \
+        "(1.33x per chip)" in text
     assert "dgx-a100: no layout fits on its 8 chips (the fewest that fit it: 48, at 400 s" in text
     assert "odd: not estimated" in text
     # inference at a throughput goal compares tokens per second, not the token time

@@ -43,3 +43,25 @@ def test_the_solver_note_of_an_inference_report_says_what_the_solver_did() -> No
     _, note = solver_recommendation(model, spec, "dgx-h100", InferenceConfig(), None,  # type: ignore[arg-type]
                                     "cost")
     assert "not used for a cost or energy goal" in note
+
+
+def test_rts_is_already_applied_where_zero_1_shards_the_same_state(kb: KnowledgeBase) -> None:
+    """q1b listed RTS as 'no-gain 1.000x' beside ZeRO-3, named RTS on IPUs, at 1.2x: in the
+    model rts=true shards the optimizer state, as the baseline's ZeRO-1 already does."""
+    from rdflib import URIRef
+
+    from accelkb.advise.parts import check_candidate
+    from accelkb.perf import TrainingConfig, estimate_training
+    from accelkb.perf.from_kb import model_spec, system_spec
+
+    model, spec = model_spec("gpt3-13b"), system_spec("ipu-pod64")
+    cfg = TrainingConfig(tp=4, dp=16, micro_batch=4, global_batch=1024, recompute="full",
+                         sequence_parallel=True, zero=1, precision="fp16")
+    base = estimate_training(model, spec, cfg)
+    rts = URIRef("https://w3id.org/accelkb/data/opt-replicated-tensor-sharding")
+    rec = check_candidate(kb, rts, [], model, spec, cfg, base, None, [])
+    assert rec.status == "already-applied" and "zero=3" in rec.solver_check
+    plain = check_candidate(kb, rts, [], model, spec, cfg.model_copy(update={"zero": 0}),
+                            estimate_training(model, spec, cfg.model_copy(update={"zero": 0})),
+                            None, [])
+    assert plain.status in ("recommended", "no-gain")  # without ZeRO-1 it is a real change
