@@ -78,19 +78,7 @@ class KnowledgeBase:
         self._sources: list[tuple[str, bytes]] = loader.bundled_schema()
         if bundled_data:
             self._sources += loader.bundled_data()
-        user, unread = [], []
-        for f in files:
-            try:
-                user.append(loader.read_user_file(f))
-            except InputError as exc:
-                unread.append(exc)
-        if unread:  # say the other files' syntax errors with it, not one file per run
-            for name, content in user:
-                try:
-                    loader.parse_into(Graph(), name, content)
-                except InputError as exc:
-                    unread.append(exc)
-            raise loader.one_error(unread)
+        user = loader.read_user_files(files)
         asserted = self._checked_graph(self._sources + user, [name for name, _ in user],
                                        len(user))
         self._sources += user
@@ -134,19 +122,7 @@ class KnowledgeBase:
 
     def load(self, *files: str | Path) -> None:
         """Add files; validated with everything loaded so far. All or nothing."""
-        user, unread = [], []
-        for f in files:
-            try:
-                user.append(loader.read_user_file(f))
-            except InputError as exc:
-                unread.append(exc)
-        if unread:  # say the other files' syntax errors with it, not one file per run
-            for name, content in user:
-                try:
-                    loader.parse_into(Graph(), name, content)
-                except InputError as exc:
-                    unread.append(exc)
-            raise loader.one_error(unread)
+        user = loader.read_user_files(files)
         asserted = self._checked_graph(self._sources + user, [name for name, _ in user],
                                        len(user))
         self._install(asserted)

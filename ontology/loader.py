@@ -510,6 +510,32 @@ def build_graph(sources: Iterable[tuple[str, bytes]]) -> Graph:
     return graph
 
 
+def read_user_files(paths: Iterable[str | Path]) -> list[tuple[str, bytes]]:
+    """Read the user's RDF files; where one cannot be read, say it with every other file's
+    syntax error at once (not one file per run).
+
+    Raises
+    ------
+    InputError
+        Naming every unreadable file and every syntax error (:func:`one_error`).
+    """
+    user: list[tuple[str, bytes]] = []
+    errors: list[InputError] = []
+    for path in paths:
+        try:
+            user.append(read_user_file(path))
+        except InputError as exc:
+            errors.append(exc)
+    if errors:
+        for name, content in user:
+            try:
+                parse_into(Graph(), name, content)
+            except InputError as exc:
+                errors.append(exc)
+        raise one_error(errors)
+    return user
+
+
 def one_error(errors: Sequence[InputError]) -> InputError:
     """One error saying every file's (``validate bad.ttl junk.ttl`` said only the first).
 
