@@ -95,6 +95,9 @@ def _human(r: Any) -> str:
     if r.best is not None:
         b = r.best
         lines.append(f"  best      {b.layout.text()}")
+        lines.append(f"  estimate  accelkb estimate {r.phase} --model {r.model} --system "
+                     f"{r.system} --chips {b.chips} --parallel '{b.layout.parallel(r.phase)}"
+                     + (f",gbs={r.global_batch}'" if r.global_batch else "'"))
         lines.append(f"  time      {b.time_s:.4g} s   tokens/s {b.tokens_per_s:.4g}   "
                      f"memory/chip {b.memory_per_chip_bytes / 1e9:.2f} GB   chips {b.chips}")
         lines.append(f"  feasible  {r.feasible_count} layouts; Pareto front {len(r.pareto)}")

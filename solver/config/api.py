@@ -83,7 +83,8 @@ def configure(request: ConfigRequest | None = None, **kwargs: Any) -> ConfigResu
     used = sorted(inst.constraints[k].iri for k in enc.active)
     if not str(req.system).endswith(".json"):  # more chips than it has: the system built of it
         base["system"] = inst.system.name
-    common = {**base, "chips_available": inst.system.chips, "constraints_used": used}
+    common = {**base, "chips_available": inst.system.chips, "constraints_used": used,
+              "global_batch": inst.global_batch if inst.training else None}
     if out.state == "unknown":
         return ConfigResult(status=Status.UNKNOWN, message=f"no answer within {req.timeout_s} s",
                             solve_time_s=time.monotonic() - t0, **common)

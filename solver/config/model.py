@@ -95,8 +95,27 @@ class Layout(_Frozen):
         """Chips used, tp x pp x dp."""
         return self.tp * self.pp * self.dp
 
+    def parallel(self, phase: str) -> str:
+        """The layout as ``accelkb estimate PHASE --parallel`` takes it: the phase's own keys,
+        with data-parallel communication overlapped in training, as the solver estimated it
+        (:meth:`text` holds every key, and ``estimate training`` refuses batch and pipelined).
+
+        >>> Layout(tp=8, pp=16, dp=8, micro_batch=1).parallel("training")
+        'tp=8,pp=16,dp=8,mb=1,v=1,recompute=none,sp=0,zero=0,precision=bf16,offload=0,overlap=1'
+        >>> Layout(tp=8, pp=2, batch=16).parallel("inference")
+        'tp=8,pp=2,batch=16,precision=bf16,pipelined=0'
+        """
+        if phase == "training":
+            return (f"tp={self.tp},pp={self.pp},dp={self.dp},mb={self.micro_batch},"
+                    f"v={self.interleave},recompute={self.recompute},"
+                    f"sp={int(self.sequence_parallel)},zero={self.zero},"
+                    f"precision={self.precision},offload={int(self.offload_optimizer)},overlap=1")
+        return (f"tp={self.tp},pp={self.pp},batch={self.batch},precision={self.precision},"
+                f"pipelined={int(self.pipelined)}")
+
     def text(self) -> str:
-        """The layout as ``key=value,...`` (parseable by ``accelkb estimate --parallel``)."""
+        """The layout as ``key=value,...``, every key (what ``accelkb estimate --parallel``
+        takes is :meth:`parallel`)."""
         return (f"tp={self.tp},pp={self.pp},dp={self.dp},mb={self.micro_batch},"
                 f"v={self.interleave},recompute={self.recompute},"
                 f"sp={int(self.sequence_parallel)},zero={self.zero},precision={self.precision},"
@@ -145,6 +164,8 @@ class ConfigResult(_Frozen):
     phase: Phase = Field(description="training or inference")
     chips_available: int | None = Field(description="chips of the system considered")
     objective: Objective = Field(description="what was optimised")
+    global_batch: int | None = Field(default=None, description="training: the global batch "
+                                     "the layouts were sized for")
     best: Scored | None = Field(default=None, description="the optimum (OPTIMAL) or best found")
     pareto: list[Scored] = Field(default_factory=list, description="layouts not dominated in "
                                  "(time, memory per chip, chips), sorted by time")

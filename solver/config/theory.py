@@ -56,13 +56,16 @@ class Memory:
 def training_config(lay: Layout, global_batch: int, seq_len: int | None = None,
                     fused_attention: bool = False) -> TrainingConfig:
     """The perf :class:`TrainingConfig` of a layout (``fused_attention``: the instance's,
-    what today's software runs on the chip)."""
+    what today's software runs on the chip). Data-parallel communication overlaps the backward
+    pass, as Megatron, DeepSpeed and FSDP run it and as advise's baseline search estimates it:
+    without it the solver ranked ZeRO-3 on an IPU-POD64 (GPT-3 13B) below ZeRO-2, 'OPTIMAL' at
+    49.2 s beside the 41.3 s that advise then checked for ZeRO-3 (from an audit)."""
     return TrainingConfig.model_validate(dict(
         tp=lay.tp, pp=lay.pp, dp=lay.dp, micro_batch=lay.micro_batch, global_batch=global_batch,
         interleave=lay.interleave, recompute=lay.recompute,
         sequence_parallel=lay.sequence_parallel, zero=lay.zero,
         precision=lay.precision, offload_optimizer=lay.offload_optimizer,
-        seq_len=seq_len, fused_attention=fused_attention))
+        seq_len=seq_len, fused_attention=fused_attention, dp_overlap=True))
 
 
 def microbatches(inst: Instance, lay: Layout) -> int:
