@@ -233,7 +233,9 @@ def sentence(rows: list[Comparison], own: Any, phase: str, goal: str = "time") -
             continue
         ratio = (own.time_s / c.estimate.time_s if by_time
                  else c.estimate.tokens_per_s / own.tokens_per_s)
-        per_chip = ("" if c.estimate.chips == own.chips else
+        # per chip only where the ratio is of work done (a step of the same batch, tokens/s):
+        # a token's latency is no more "per chip" on 8 chips than on 328
+        per_chip = ("" if c.estimate.chips == own.chips or phase != "training" and by_time else
                     f" ({ratio * own.chips / c.estimate.chips:.2f}x per chip)")
         out.append(f"{name}: {_time(c.estimate.time_s, phase)} {unit} on {c.estimate.chips} "
                    f"chips, {ratio:.2f}x {'the speed' if by_time else 'the throughput'} of this "

@@ -144,6 +144,10 @@ def test_the_answer_sentence_puts_each_system_against_this_one() -> None:
     text = compared.sentence([Comparison(system="b", chips=8, estimate=_est(8, 0.02))],
                              _est(8, 0.01), "inference", "throughput")
     assert "20 ms per token on 8 chips, 0.50x the throughput" in text
+    # a latency ratio is not a rate, so it has no per-chip form
+    lat = compared.sentence([Comparison(system="b", chips=8, estimate=_est(8, 0.02))],
+                            _est(328, 0.01), "inference", "latency")
+    assert "0.50x the speed of this system's 328." in lat and "per chip" not in lat
     assert compared.sentence([], own, "training") == ""
 
 
