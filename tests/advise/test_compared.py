@@ -118,11 +118,6 @@ def test_no_hint_where_the_knowledge_base_joins_no_more_chips(
     assert tried == []  # it stops there, without estimating
 
 
-def test_comparison_rows_keep_their_shape() -> None:
-    c = Comparison(system="dgx-h100", chips=16, scaled="16 chips of x")
-    assert Comparison.model_validate(c.model_dump()) == c
-
-
 def _est(chips: int, time_s: float) -> Estimate:
     return Estimate(configuration={}, chips=chips, time_s=time_s, tokens_per_s=1e6 / time_s,
                     mfu=0.4, memory_per_chip_bytes={}, breakdown_s={"compute": time_s})
