@@ -135,6 +135,11 @@ class WhatIf(_Frozen):
     note: str = Field(default="", description="caveats")
 
 
+#: How a per-watt basis that puts every system on its chips' TDP begins
+#: (:func:`accelkb.advise.parts.one_power_boundary`; the cost section's note reads it).
+AT_TDP = "tokens/s per W at each chip's TDP"
+
+
 class Comparison(_Frozen):
     """The same workload on another system."""
 

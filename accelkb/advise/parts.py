@@ -13,6 +13,7 @@ from typing import Any
 from rdflib import URIRef
 
 from accelkb.advise.advice import (
+    AT_TDP,
     Comparison,
     Estimate,
     Range,
@@ -379,9 +380,6 @@ def one_power_boundary(own: SystemSpec, own_est: Any, others: list[tuple[SystemS
         f"{AT_TDP} (each run's activity kept): the knowledge base's full-power figures differ "
         f"in scope ({listed})")
 
-
-#: How a per-watt basis that puts every system on its chips' TDP begins.
-AT_TDP = "tokens/s per W at each chip's TDP"
 
 
 _SCOPE_WORDS = {"system": "the whole system's maximum", "chip": "the chip's TDP",

@@ -10,12 +10,11 @@ import json
 import re
 from typing import Any
 
-from accelkb.advise.advice import Advice, Estimate
+from accelkb.advise.advice import AT_TDP, Advice, Estimate
 from accelkb.advise.costs import like_for_like
 from accelkb.advise.figures import figures
 from accelkb.advise.figures import label as label_of
 from accelkb.advise.network.render import network_sections
-from accelkb.advise.parts import AT_TDP
 from accelkb.errors import InputError
 
 FORMATS = ("md", "html", "json")
